@@ -263,7 +263,8 @@ async def measure(project: Path, subject: str, profile: str | None, port: int, u
         # dialog are on their way then): the first frame whose reader holds the newest message
         await until(lambda: reader.thread is not None and subject in reader.thread.subject, "the body")
         if not at_once:  # --at-once: r as soon as the reader holds the message (its frame on its way)
-            body_cpu, body_wall = await first_frame("MainScreen", len(frames))
+            # Pilot's press returns once the app is idle: the body's frame is made by then
+            body_cpu, body_wall = await first_frame("MainScreen", len(frames) if direct else since)
             marks.append((body_wall, "frame with the body"))
         if ahead:  # --ahead: r once the reply built ahead and its dialog are ready
             await settle(pilot)
