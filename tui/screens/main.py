@@ -3,8 +3,8 @@
 Some panes are areas that own their state and work (tui/panes/area.py: tracker, lists and
 thread panes); the screen only routes what crosses areas and reports the failures they let
 bubble. Alerts, banner, unpublished-changes mark, batch, the reader's h and |, proposals,
-personal accounts and compose are components the screen holds (tui/controllers/), to which
-it routes their messages, listing (start-up's first listing too) among them. Reading is still a
+personal accounts, compose and the listing (start-up's first one too) are components the
+screen holds (tui/controllers/), to which it routes their messages. Reading is still a
 controller, a mixin over this screen.
 Below 100 columns the sidebar folds away and unfolds while it has the focus (1, 2);
 the zoom key (Ctrl+w) gives the focused pane the whole screen (issue 35): tui/layout.py.
