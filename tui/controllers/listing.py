@@ -186,15 +186,15 @@ class Listing:
         if list_name is not None and cached_first and part is None and child is None:
             self._paint_cached(request, list_name)
         matrix, resolutions, problem = session.check_sources()
-        self._screen.post_message(SourcesChecked(matrix, resolutions, str(problem) if problem else None))
+        screen.post_message(SourcesChecked(matrix, resolutions, str(problem) if problem else None))
         if worker.is_cancelled:
             return
         if problem:
             # The contract: a mandatory backend that is unavailable stops the run.
-            self._screen.post_message(ThreadsFailed(request, "Run stopped", problem))
+            screen.post_message(ThreadsFailed(request, "Run stopped", problem))
             return
         if list_name is None:
-            self._screen.post_message(_no_list(request, session))
+            screen.post_message(_no_list(request, session))
             return
         first_page = screen.shell.first_page
         try:
@@ -212,19 +212,19 @@ class Listing:
                 if worker.is_cancelled:
                     return
                 if len(first.value) < first_page:
-                    self._screen.post_message(ThreadsLoaded(request, list_name, rows_for(first.value), first.resolution))
+                    screen.post_message(ThreadsLoaded(request, list_name, rows_for(first.value), first.resolution))
                     return
-                self._screen.post_message(ThreadsLoaded(request, list_name, rows_for(first.value), first.resolution,
-                                                partial=True))
+                screen.post_message(ThreadsLoaded(request, list_name, rows_for(first.value), first.resolution,
+                                                  partial=True))
             result = session.list_threads(list_name)
             screen.shell.drop_read_ahead()
         except Exception as exc:  # turned into the pane's error state and a notification
-            self._screen.post_message(ThreadsFailed(request, "Listing threads failed", exc,
-                                            screen.resolve("list_recent_threads")))
+            screen.post_message(ThreadsFailed(request, "Listing threads failed", exc,
+                                              screen.resolve("list_recent_threads")))
             return
         if worker.is_cancelled:
             return
-        self._screen.post_message(ThreadsLoaded(request, list_name, rows_for(result.value), result.resolution))
+        screen.post_message(ThreadsLoaded(request, list_name, rows_for(result.value), result.resolution))
 
     def _post_from_child(self, worker, request: int, list_name: str | None,
                          child: ForkedHeadStart) -> ListingPart | None:
@@ -233,13 +233,13 @@ class Listing:
         (for the console); None when none came (this process lists, and reports what failed)."""
         part = child.next_listing(cancelled=lambda: worker.is_cancelled)
         if part is None and child.stalled_after is not None and not worker.is_cancelled:
-            self._screen.shell.notify(f"Start-up's helper process stalled (no listing in {child.stalled_after:g} s): it "
-                              "was ended; listing here", severity="warning", markup=False)
+            self._screen.shell.notify(f"Start-up's helper process stalled (no listing in {child.stalled_after:g} s): "
+                                      "it was ended; listing here", severity="warning", markup=False)
         if part is None or worker.is_cancelled:
             return None
         adopt_records(part.operations, part.trace)
         self._screen.post_message(ThreadsLoaded(request, list_name, rows_for(part.listing()), part.resolution,
-                                        partial=not part.whole))
+                                                partial=not part.whole))
         return part
 
     def _paint_cached(self, request: int, list_name: str) -> None:
@@ -252,8 +252,8 @@ class Listing:
             self._screen.shell.notify(f"summary cache not read: {error_line(exc)}", severity="warning", markup=False)
             return
         if offline is not None and offline[0].value:
-            self._screen.post_message(ThreadsLoaded(request, list_name, rows_for(offline[0].value), offline[0].resolution,
-                                            partial=True, cached=True))
+            self._screen.post_message(ThreadsLoaded(request, list_name, rows_for(offline[0].value),
+                                                    offline[0].resolution, partial=True, cached=True))
 
     def sources_checked(self, message: SourcesChecked) -> None:
         """A sources check (routed by the screen): the sources pane, the banner, every ``SourcesView``."""
