@@ -113,7 +113,7 @@ def mark_steps(marks: list[tuple[float, str]]) -> None:
     import functools
     import threading
 
-    from mailtriage.tui.controllers.compose import ComposeController
+    from mailtriage.tui.controllers import compose
     from mailtriage.tui.controllers.reading import ReadingController
     from mailtriage.tui.dialogs.compose import ComposeDialog
 
@@ -134,10 +134,14 @@ def mark_steps(marks: list[tuple[float, str]]) -> None:
         setattr(cls, name, probed)
     probe(ReadingController, "on_thread_loaded", "read done: on_thread_loaded", True)
     probe(ReadingController, "_after_shown", "after shown (build_reply_ahead)")
-    probe(ComposeController, "_build_compose", "_build_compose", True)
-    probe(ComposeController, "on_draft_built_ahead", "on_draft_built_ahead (dialog mounted ahead)", True)
-    probe(ComposeController, "compose_on", "r handled: compose_on", True)
-    probe(ComposeController, "on_compose_ready", "on_compose_ready", True)
+    # Compose: a component the screen holds (a mixin of the screen before: its handlers' names).
+    composing = getattr(compose, "Compose", None) or compose.ComposeController
+    component = composing is not getattr(compose, "ComposeController", None)
+    probe(composing, "_build_compose", "_build_compose", True)
+    probe(composing, "built_ahead" if component else "on_draft_built_ahead",
+          "on_draft_built_ahead (dialog mounted ahead)", True)
+    probe(composing, "compose_on", "r handled: compose_on", True)
+    probe(composing, "ready" if component else "on_compose_ready", "on_compose_ready", True)
     probe(ComposeDialog, "on_mount", "ComposeDialog.on_mount")
     probe(ComposeDialog, "_prepare", "ComposeDialog prepared hidden", True)
 
@@ -259,14 +263,15 @@ async def measure(project: Path, subject: str, profile: str | None, port: int, u
         # dialog are on their way then): the first frame whose reader holds the newest message
         await until(lambda: reader.thread is not None and subject in reader.thread.subject, "the body")
         if not at_once:  # --at-once: r as soon as the reader holds the message (its frame on its way)
-            body_cpu, body_wall = await first_frame("MainScreen", len(frames))
+            # Pilot's press returns once the app is idle: the body's frame is made by then
+            body_cpu, body_wall = await first_frame("MainScreen", len(frames) if direct else since)
             marks.append((body_wall, "frame with the body"))
         if ahead:  # --ahead: r once the reply built ahead and its dialog are ready
             await settle(pilot)
             await pilot.pause(0.5)
             await settle(pilot)
         # r -> the compose dialog with its body focused, first frame
-        kept = app.main._dialog_ahead  # what r finds: 0 nothing made ahead, 1 the dialog mounted, 2 also rendered
+        kept = getattr(app.main, "composing", app.main)._dialog_ahead  # what r finds: 0 nothing made ahead, 1 the dialog mounted, 2 also rendered
         out["ahead at r"] = 0 if kept is None else 1 + bool(getattr(kept[1], "_prepared", False))
         profiler = profiling("r")
         since = len(frames)

@@ -205,7 +205,8 @@ def launch(folder, *, demo):
     wrap(ForkedHeadStart, "_keep_read", "read ahead received (a worker)")
     from mailtriage.application import Service
     around(Service, "open", "project opening")  # the app's own (the child's is in its head start)
-    wrap(MainScreen, "start_first_listing", "app: first listing starts")
+    from mailtriage.tui.controllers import listing  # the listing component (a mixin of MainScreen before)
+    wrap(getattr(listing, "Listing", MainScreen), "start_first_listing", "app: first listing starts")
     from mailtriage.tui.first_screen import FirstScreen
     if hasattr(FirstScreen, "open_held_enter"):  # the held Enter acted at its release (not posted)
         original_open = FirstScreen.open_held_enter

@@ -183,7 +183,7 @@ class MailTriageApp(IdleCollection, StartupKeys, FirstScreen, App[int], bindings
         # A cold start's child lists already: its first page shows while the project opens here.
         listing_first = main is not None and self.listing_child_waits()
         if listing_first and main is not None:
-            main.start_first_listing()
+            main.listing.start_first_listing()
         try:
             if not self.session.is_open:
                 self.session.open()
@@ -195,7 +195,7 @@ class MailTriageApp(IdleCollection, StartupKeys, FirstScreen, App[int], bindings
         if main is not None:
             main.post_message(SessionOpened())
             if not listing_first:
-                main.start_first_listing()
+                main.listing.start_first_listing()
 
     def on_session_failed(self, message: SessionFailed) -> None:
         self.drop_held_keys()  # no rows come for the keys held since the kept frame (tui/startup_keys.py)

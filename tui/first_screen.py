@@ -134,7 +134,7 @@ class FirstScreen:
             self.call_later(self.release_keys)
         if self.head_start is not None and main is not None:
             if main.panes_ready:  # else the main screen shows it as its panes mount
-                main.show_head_start()
+                main.listing.show_head_start()
             if self.head_start.listing is not None:  # its rows are drawn first (as above)
                 self.call_after_refresh(self._open_session)
                 return
@@ -211,8 +211,8 @@ class FirstScreen:
         listing = main.query_one(ThreadList)
         active = main.active_bindings.get("enter")
         if (main.focused is not listing or active is None or active.node is not listing
-                or active.binding.action != "open" or not active.enabled or main.listing_out_of_reach):
-            return False  # (out of reach: the listing controller's retry on Enter, which the message runs)
+                or active.binding.action != "open" or not active.enabled or main.listing.listing_out_of_reach):
+            return False  # (out of reach: the listing's retry on Enter, which the screen's handler of the message runs)
         row = listing.current
         if row is not None:
             main.on_thread_list_opened(ThreadList.Opened(row, listing.cursor))

@@ -44,7 +44,7 @@ def started_screens(monkeypatch) -> list:
 
 def dialog_ahead(app) -> ComposeDialog | None:
     """The compose dialog made ahead, hidden, for the reply to the message in the reading pane."""
-    kept = app.main._dialog_ahead
+    kept = app.main.composing._dialog_ahead
     return None if kept is None else kept[1]
 
 
@@ -206,7 +206,7 @@ async def test_the_dialog_made_ahead_shows_as_the_one_made_on_the_key_without_a_
     """Issue 35: the push of the dialog mounted ahead skips Textual's restyle of every node when
     nothing it depends on changed since it was mounted; the screen is the same as the dialog
     composed on the key (the second r), also after a theme change while it waited."""
-    from mailtriage.tui.controllers.compose import ComposeController
+    from mailtriage.tui.controllers.compose import Compose
 
     project, _ = held_project
     app = make_app(project)
@@ -231,7 +231,7 @@ async def test_the_dialog_made_ahead_shows_as_the_one_made_on_the_key_without_a_
         await settle(pilot)
         await pilot.press("enter")
         await settle(pilot)
-        assert dialog_ahead(app) is not None and isinstance(app.main, ComposeController)
+        assert dialog_ahead(app) is not None and isinstance(app.main.composing, Compose)
         app.theme = "textual-light" if app.theme != "textual-light" else "textual-dark"
         await settle(pilot)
         themed = await _shown_by_r(app, pilot)
@@ -291,8 +291,8 @@ async def test_the_first_reply_fills_the_empty_dialog_mounted_ahead_and_shows_as
     app = make_app(project)
     async with app.run_test(size=(140, 44)) as pilot:
         await open_inbox(app, pilot)
-        await wait_until(pilot, lambda: app.main._blank is not None and app.main._blank.fillable)
-        blank = app.main._blank
+        await wait_until(pilot, lambda: app.main.composing._blank is not None and app.main.composing._blank.fillable)
+        blank = app.main.composing._blank
         assert blank.query_one("#compose-body", TextArea).text == ""
         await settle(pilot)
         started = started_screens(monkeypatch)
@@ -319,8 +319,8 @@ async def test_a_compose_on_the_key_fills_the_empty_dialog_too(held_project, mon
     app = make_app(project)
     async with app.run_test(size=(140, 44)) as pilot:
         await open_inbox(app, pilot)
-        await wait_until(pilot, lambda: app.main._blank is not None and app.main._blank.fillable)
-        blank = app.main._blank
+        await wait_until(pilot, lambda: app.main.composing._blank is not None and app.main.composing._blank.fillable)
+        blank = app.main.composing._blank
         await pilot.press("down")
         await settle(pilot)  # the report is read ahead
         started = started_screens(monkeypatch)
@@ -342,8 +342,8 @@ async def test_the_dialog_mounted_ahead_blinks_only_once_shown(held_project):
     app.cursor_blink = True
     async with app.run_test(size=(140, 44)) as pilot:
         await open_inbox(app, pilot)
-        await wait_until(pilot, lambda: app.main._blank is not None and app.main._blank.fillable)
-        blank = app.main._blank
+        await wait_until(pilot, lambda: app.main.composing._blank is not None and app.main.composing._blank.fillable)
+        blank = app.main.composing._blank
         assert blank.query_one("#compose-body", TextArea).cursor_blink is False
         await pilot.press("enter")
         await settle(pilot)

@@ -444,7 +444,7 @@ async def test_no_screen_is_kept_while_another_list_is_shown(tmp_path, user_conf
         await settle(pilot)
         folders = app.main.folders
         assert folders.start_list() == "security@frob.example"
-        app.main.load_threads("dev@frob.example")
+        app.main.listing.load_threads("dev@frob.example")
         await settle(pilot)
         app.first_paint_project = (project, False)
         app.keep_first_frame()

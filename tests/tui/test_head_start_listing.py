@@ -263,7 +263,7 @@ async def test_the_apps_sources_check_does_not_wait_for_a_child_still_listing(pr
     app = make_app(project)
     app.prepare_first_screen(child)
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_until(pilot, lambda: app.main is not None and app.main.last_matrix is not None)
+        await wait_until(pilot, lambda: app.main is not None and app.main.listing.last_matrix is not None)
         assert "loading threads" in threads_status(app) and not gone(child.pid)
         go.touch()
         await wait_until(pilot, lambda: "2 threads · via list_recent_threads → imap" in threads_status(app))

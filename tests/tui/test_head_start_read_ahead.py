@@ -319,7 +319,7 @@ async def test_after_a_failed_startup_listing_enter_reads_and_relists_once_the_b
     proxy.go_down()  # the mandatory backend: the app's sources check stops the run
     try:
         async with app.run_test(size=(140, 40)) as pilot:
-            await wait_until(pilot, lambda: app.screen.mandatory_problem is not None
+            await wait_until(pilot, lambda: app.screen.listing.mandatory_problem is not None
                              and "press R to retry" in threads_status(app))
             await settle(pilot)  # the failure's own recheck of the sources is done (still down)
             dovecot.append(dovecot_user, "INBOX", reply_to(newest), when=WHEN + timedelta(hours=2))
@@ -330,7 +330,7 @@ async def test_after_a_failed_startup_listing_enter_reads_and_relists_once_the_b
             assert shown_count(app) == 2, reader_status(app)
             # And the list is listed again: the failure and the "run aborted" banner go.
             await wait_until(pilot, lambda: "2 threads · via list_recent_threads → imap" in threads_status(app))
-            assert app.screen.mandatory_problem is None
+            assert app.screen.listing.mandatory_problem is None
     finally:
         proxy.come_back()
 

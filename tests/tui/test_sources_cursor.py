@@ -18,7 +18,7 @@ async def test_a_refreshed_matrix_keeps_the_highlighted_account(account_project)
         sources = app.screen.query_one(SourceList)
         assert sources.get_option_at_index(sources.highlighted).id.startswith("account:")
         # The matrix shown again, as the listing's end does (tui/controllers/listing.py).
-        app.main.sources.show_matrix(app.main.last_matrix, _accounts(app.session.settings))
+        app.main.sources.show_matrix(app.main.listing.last_matrix, _accounts(app.session.settings))
         await pilot.press("enter")
         await settle(pilot)
         assert isinstance(app.focused, FolderList)

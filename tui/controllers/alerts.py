@@ -44,8 +44,9 @@ M = TypeVar("M")
 class ListingView(Protocol):
     """What the alerts ask of the main screen's listing, the one owner of the list shown."""
 
-    #: The mailing list in the thread list (None: a personal account's folder, or none yet).
-    current_list: str | None
+    @property
+    def current_list(self) -> str | None:
+        """The mailing list in the thread list (None: a personal account's folder, or none yet)."""
 
     @property
     def threads(self) -> ThreadPane: ...

@@ -3,10 +3,11 @@
 The main screen's work that is not yet an area's own (tui/panes/area.py: the tracker,
 lists and thread panes run theirs) nor a component the screen holds (alerts, the banner,
 the unpublished-changes mark, batch, the reader's h and |, the proposals, personal
-accounts: tui/controllers/alerts.py, banner.py, publish_mark.py, batch.py, keys.py,
-proposals.py, accounts.py) is done by controllers (listing, reading, compose), one module each. Each is a mixin over
-:class:`ControllerBase`, so its workers run on the main screen and its handlers receive
-the messages those workers post to it. The base holds what they share: the session,
+accounts, compose, the listing: tui/controllers/alerts.py, banner.py, publish_mark.py,
+batch.py, keys.py, proposals.py, accounts.py, compose.py, listing.py) is done by a
+controller (reading), a mixin over :class:`ControllerBase`, so its workers run on the main
+screen and its handlers receive the messages those workers post to it. The base holds what
+the screen's work shares (the components' too, through the screen): the session,
 request numbers (a newer request of a kind supersedes an older one), the deferral of
 answers that arrive before the panes are mounted, and the reporting of a failed call.
 Issue 36 turns the rest into areas or components too; the stubs below only shrink
@@ -15,16 +16,15 @@ Issue 36 turns the rest into areas or components too; the stubs below only shrin
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Callable, TypeVar
 
-from textual.message import Message
 from textual.screen import Screen
 
 from mailtriage.application import MandatoryBackendUnavailable, Op
 from mailtriage.core.secrets import scrub
 from mailtriage.tui.controllers.banner import Banner
 from mailtriage.tui.errors import is_connection_problem
-from mailtriage.tui.messages import SessionFailed, SourceRow, WorkFailed
+from mailtriage.tui.messages import SessionFailed, WorkFailed
 from mailtriage.tui.panes.area import Requests
 from mailtriage.tui.panes.folders import FoldersPane
 from mailtriage.tui.panes.reader import ReaderPane
@@ -35,11 +35,12 @@ from mailtriage.application import Service
 
 if TYPE_CHECKING:
     from mailtriage.application import Resolution
-    from mailtriage.application import CcResolution
     from mailtriage.tui.app import MailTriageApp
     from mailtriage.tui.controllers.accounts import Accounts
     from mailtriage.tui.controllers.alerts import Alerts
     from mailtriage.tui.controllers.batch import Batch
+    from mailtriage.tui.controllers.compose import Compose
+    from mailtriage.tui.controllers.listing import Listing
     from mailtriage.tui.controllers.proposals import Proposals
     from mailtriage.tui.controllers.publish_mark import PublishMark
 
@@ -48,20 +49,6 @@ KEPT_KEY_NAMES = {"compose": "the reply or new mail", "flow": "the reply, import
 
 M = TypeVar("M")
 W = TypeVar("W", bound=WorkFailed)
-
-
-class SourcesStale(Message):
-    """A call failed for a backend that went away: the sources are checked again (the
-    listing does, so the sources pane shows it)."""
-
-
-@runtime_checkable
-class SourcesView(Protocol):
-    """A screen that shows the sources check (the backend console): every new check is
-    handed to each such screen on the stack. A protocol the console meets, not a base class
-    (a Protocol's metaclass does not mix with a Screen's)."""
-
-    def show_sources(self, matrix: list[SourceRow], resolutions: dict, cc: CcResolution | None) -> None: ...
 
 
 class ControllerBase(Screen):
@@ -116,12 +103,14 @@ class ControllerBase(Screen):
         return self.query_one(Banner)
 
     #: The components the screen holds (tui/controllers/alerts.py, publish_mark.py, batch.py,
-    #: proposals.py, accounts.py).
+    #: proposals.py, accounts.py, compose.py).
     alerts: Alerts
     publish_mark: PublishMark
     batches: Batch
     proposals: Proposals
     accounts: Accounts
+    composing: Compose
+    listing: Listing
 
     # -- requests ------------------------------------------------------------------
     def new_request(self, kind: str) -> int:
@@ -201,7 +190,7 @@ class ControllerBase(Screen):
         error = message.error
         if is_connection_problem(error):  # the mandatory backend unreachable on reconnecting too
             self.session.forget_availability()
-            self.post_message(SourcesStale())
+            self.listing.recheck()  # every source checked again: the sources pane shows it
         if isinstance(error, (MandatoryBackendUnavailable, LookupError)):
             severity = "error" if isinstance(error, MandatoryBackendUnavailable) else "warning"
             self.shell.report_error(message.title, error, where=message.area, resolution=message.resolution,
@@ -209,15 +198,8 @@ class ControllerBase(Screen):
             return
         self.shell.report_error(message.title, error, where=message.area, resolution=message.resolution)
 
-    # -- what one controller asks of another (each is defined by the controller named) --
-    current_list: str | None  # listing: the mailing list in the thread list
-
-    # -- what compose asks of the accounts component (until compose is a component too) --
+    # -- what the alerts, the search and R read of the listing component ----------------
     @property
-    def open_folder_key(self) -> tuple[str, str, str] | None:
-        """The personal folder in the thread list (the accounts component's), or None."""
-        return self.accounts.open_folder_key
-
-    def after_organize(self) -> None:
-        """The personal folder in the thread list listed again after a write (the accounts')."""
-        self.accounts.after_organize()
+    def current_list(self) -> str | None:
+        """The mailing list in the thread list (None: a personal account's folder, or none yet)."""
+        return self.listing.current_list

@@ -8,6 +8,16 @@ message: ``Service.compose_route``), or it is refused. Any other personal
 message's reply is sent after confirmation (``access = "send"``, through the send policy,
 with a copy in Sent), saved as a draft (``"draft"``) or blocked (``"read"``); ``C`` is for
 personal accounts only. The order is always: compose dialog → proposal dialog → write.
+
+A component the main screen holds (issue 36 §2: no longer a mixin), as the proposals are.
+It owns what is composed: the reply built ahead for the message in the reading pane and its
+dialog mounted ahead, the empty dialog kept ready, the last composed mail (kept after a
+refusal, drafted again in clear). Its work runs as the screen's: preparing and proposing as
+the "reply" work (Esc cancels it, a later proposal supersedes it), the reply built ahead as
+"reply-ahead". What it asks of the reading controller goes through :class:`ReadingView`;
+the screen routes r, A, F and C (``ReplyRequested``), ``ComposeReady`` and
+``DraftBuiltAhead`` here, and the proposals call :meth:`Compose.after_write`,
+:meth:`Compose.compose_kept` and :meth:`Compose.compose_again_in_clear`.
 """
 
 from __future__ import annotations
@@ -15,20 +25,18 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from functools import partial
+from typing import TYPE_CHECKING, Callable, Protocol
 
-from textual import work
 from textual.worker import get_current_worker
 
-from mailtriage.tui.controllers.base import ControllerBase
 from mailtriage.tui.mailbox_rows import MailboxRow
 from mailtriage.tui.messages import ComposeReady, DraftBuiltAhead, ProposalFailed, ProposalReady
-from mailtriage.tui.panes.reader import ThreadView
-from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.sanitize import inert
 from mailtriage.tui.textual_private import start_screen
 
 if TYPE_CHECKING:
+    from mailtriage.tui.controllers.base import ControllerBase
     from mailtriage.tui.dialogs.compose import ComposeDialog
     from mailtriage.application import ApplyReport, ComposeForm, Message, Proposal, Thread, ThreadId, ThreadSummary
 
@@ -90,12 +98,24 @@ class DraftAhead:
     taken: bool = False
 
 
-class ComposeController(ControllerBase):
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        #: The personal account's message in the reading pane (None: a project thread or
-        #: nothing); set by the reading controller.
-        self.open_mailbox_row: MailboxRow | None = None
+class ReadingView(Protocol):
+    """What compose asks of the reading controller: the personal account's message in the
+    reading pane (r, A and F there answer it) and the messages of personal accounts kept read
+    (what r answers, not read again)."""
+
+    open_mailbox_row: MailboxRow | None
+    kept_messages: dict[tuple[str, str], Thread]
+
+
+class Compose:
+    """r, A, F and C: the compose dialog (also built and mounted ahead), its proposal, and what follows its write."""
+
+    def __init__(self, screen: ControllerBase, reading: ReadingView) -> None:
+        #: The main screen: the service, its "reply" requests and workers (Esc cancels them,
+        #: a later proposal supersedes them), the reading pane's status, the accounts' folder.
+        self._screen = screen
+        #: The reading controller: the personal message in the reader, the messages kept read.
+        self._reading = reading
         #: The last composed reply, proposed again in clear when the user chooses that for
         #: an encrypted report whose reporter has no key to encrypt to (OpenPGP), and shown
         #: again after a refusal (what the user wrote is never lost).
@@ -113,34 +133,30 @@ class ComposeController(ControllerBase):
         #: filled (issue 35: no ~25 widgets composed, mounted and styled between r and the draft).
         self._blank: ComposeDialog | None = None
 
-    #: accounts: the folder in the thread list, (account id, folder id, name) or None.
-    open_folder_key: tuple[str, str, str] | None
-    #: reading: personal accounts' messages read (ahead), (account id, message ID) -> thread.
-    kept_messages: dict[tuple[str, str], Thread]
-
-    # -- intents from the panes --------------------------------------------------------
-    def on_thread_list_reply_requested(self, message: ThreadList.ReplyRequested) -> None:
-        self.compose_on(message.summary, message.kind)
-
-    def on_thread_view_reply_requested(self, message: ThreadView.ReplyRequested) -> None:
-        self.compose_on(None, message.kind)
+    def _run(self, work: Callable[..., None], *args, group: str = GROUP, **kwargs) -> None:
+        """``work(*args, **kwargs)`` as the screen's work of ``group`` (the newest one runs;
+        "reply": Esc cancels it), named as ``@work`` names a worker."""
+        self._screen.run_worker(partial(work, *args, **kwargs), name=work.__name__, group=group,
+                                exit_on_error=False, exclusive=True, thread=True)
 
     # -- what the compose answers ------------------------------------------------------
     def _compose_target(self, summary: ThreadSummary | None, what: str) -> ComposeTarget | str:
         """The target, or what to tell the person when there is none."""
-        thread = self.reader.thread
+        thread = self._screen.reader.thread
         row = summary if isinstance(summary, MailboxRow) and summary.header is not None else None
-        if summary is None and thread is not None and self.open_mailbox_row is not None \
-                and self.open_mailbox_row.header is not None and thread.thread_id.value == self.open_mailbox_row.header.id:
-            row = self.open_mailbox_row
+        open_row = self._reading.open_mailbox_row
+        if summary is None and thread is not None and open_row is not None and open_row.header is not None \
+                and thread.thread_id.value == open_row.header.id:
+            row = open_row
         if what == "new":
-            account = row.account_id if row is not None else (self.open_folder_key[0] if self.open_folder_key else None)
+            folder = self._screen.accounts.open_folder_key
+            account = row.account_id if row is not None else (folder[0] if folder else None)
             if account is None:
                 return "New mail is written from a personal account: open one of its folders first (C there)."
             return ComposeTarget("new", account_id=account)
         if row is not None and row.header is not None:
             message_id = row.header.id
-            kept = self.kept_messages.get((row.account_id, message_id))
+            kept = self._reading.kept_messages.get((row.account_id, message_id))
             return ComposeTarget(what, account_id=row.account_id, message_id=message_id,
                                  source=kept.messages[0] if kept is not None and kept.messages else None)
         if summary is not None and (thread is None or thread.thread_id != summary.thread_id):
@@ -153,38 +169,38 @@ class ComposeController(ControllerBase):
     def compose_on(self, summary: ThreadSummary | None, kind: str) -> None:
         """Open the compose dialog of ``kind`` ("" = what r picks) on ``summary`` (None: the
         thread or message in the reading pane)."""
-        if self.when_open("compose", lambda: self.compose_on(summary, kind)):
+        if self._screen.when_open("compose", lambda: self.compose_on(summary, kind)):
             return
         target = self._compose_target(summary, kind)
         if isinstance(target, str):
-            self.notify(target, severity="warning", markup=False)
+            self._screen.notify(target, severity="warning", markup=False)
             return
         self._last_composed = None  # a refusal of this compose must not bring back an older one
-        request = self.new_request(GROUP)
+        request = self._screen.new_request(GROUP)
         ahead = self._ahead_for(target)
         if ahead is not None and ahead.done.is_set() and ahead.built is not None:  # built ahead: shown now
             built = ahead.built
             ahead.taken = True
             self._open_compose(built.target, dict(built.forms), built.where, dialog=self._take_dialog_ahead(ahead))
             return
-        self.reader.show_status("preparing the mail … (Esc cancels)")
+        self._screen.reader.show_status("preparing the mail … (Esc cancels)")
         self._awaited = request
-        self._prepare_compose(request, target, ahead)
+        self._run(self._prepare_compose, request, target, ahead)
 
     def drop_reply_on_its_way(self) -> None:
         """q / Esc in the reader (issue 35): the compose dialog being prepared opens nothing,
         also when its preparation is done and the dialog is on its way (its answer is queued).
         A preparation still running is cancelled by the caller (``cancel_work``)."""
         request, self._awaited = self._awaited, None
-        if request is not None and self.is_current(GROUP, request):
-            self.new_request(GROUP)  # its answer is not current any more: dropped when it comes
-            self.reader.restore_status()
+        if request is not None and self._screen.is_current(GROUP, request):
+            self._screen.new_request(GROUP)  # its answer is not current any more: dropped when it comes
+            self._screen.reader.restore_status()
 
     def _build_compose(self, target: ComposeTarget) -> Built | Proposal | None:
         """The forms of the compose dialog for ``target`` and where the mail goes, or the
         proposal that refuses it (worker thread; writes nothing). None: its worker was
         cancelled (Esc, another message read), seen between two reads."""
-        session = self.session
+        session = self._screen.session
         worker = get_current_worker()
         # The outgoing rule decides from the row, not from the pane, account or search it is in.
         source, account_id = target.source, target.account_id
@@ -212,7 +228,6 @@ class ComposeController(ControllerBase):
             where = session.compose_where(target.account_id)
         return Built(target, forms, where)
 
-    @work(thread=True, exclusive=True, group=GROUP, exit_on_error=False)
     def _prepare_compose(self, request: int, target: ComposeTarget, ahead: DraftAhead | None = None) -> None:
         worker = get_current_worker()
         built: Built | Proposal | None = None
@@ -227,14 +242,14 @@ class ComposeController(ControllerBase):
             if built is None:
                 built = self._build_compose(target)
         except Exception as exc:
-            self.post_message(ProposalFailed(request, "Preparing the mail failed", exc))
+            self._screen.post_message(ProposalFailed(request, "Preparing the mail failed", exc))
             return
         if worker.is_cancelled or built is None:
             return
         if isinstance(built, Built):
-            self.post_message(ComposeReady(request, built.target, built.forms, built.where))
+            self._screen.post_message(ComposeReady(request, built.target, built.forms, built.where))
         else:
-            self.post_message(ProposalReady(request, built, "compose"))
+            self._screen.post_message(ProposalReady(request, built, "compose"))
 
     # -- the reply built ahead (issue 35): r shows it, no work between the key and the dialog --
     def build_reply_ahead(self) -> None:
@@ -242,18 +257,18 @@ class ComposeController(ControllerBase):
         outgoing rule's route, the quoted draft, where it goes) now, on a worker. What is built
         belongs to the message as read: another message or a new read of it drops it."""
         self._draft_ahead = None
-        self.workers.cancel_group(self, "reply-ahead")  # the one before is for another message
+        self._screen.workers.cancel_group(self._screen, "reply-ahead")  # the one before is for another message
         self._drop_dialog_ahead()
-        if not self.session.is_open:
+        if not self._screen.session.is_open:
             return
         target = self._compose_target(None, "")
-        if isinstance(target, str) or not target.personal or target.source is None or self.reader.thread is None:
+        thread = self._screen.reader.thread
+        if isinstance(target, str) or not target.personal or target.source is None or thread is None:
             return  # a project thread is read for the reply again (its drafts, its thread): not ahead
-        ahead = DraftAhead(target.key, self.reader.thread)
+        ahead = DraftAhead(target.key, thread)
         self._draft_ahead = ahead
-        self._build_ahead(ahead, target)
+        self._run(self._build_ahead, ahead, target, group="reply-ahead")
 
-    @work(thread=True, exclusive=True, group="reply-ahead", exit_on_error=False)
     def _build_ahead(self, ahead: DraftAhead, target: ComposeTarget) -> None:
         # One at a time: the next message read cancels the build of the one before (exclusive),
         # which stops before its reads rather than race the new one for the server and the GIL.
@@ -266,9 +281,9 @@ class ComposeController(ControllerBase):
         finally:
             ahead.done.set()
         if ahead.built is not None and not worker.is_cancelled:
-            self.post_message(DraftBuiltAhead(ahead))
+            self._screen.post_message(DraftBuiltAhead(ahead))
 
-    def on_draft_built_ahead(self, message: DraftBuiltAhead) -> None:
+    def built_ahead(self, message: DraftBuiltAhead) -> None:
         """The reply built ahead is ready: its compose dialog is composed and mounted now,
         hidden, so r only shows it. Not before the dialogs' stylesheet is loaded (its first
         push would restyle it), and only for the message the reader still shows."""
@@ -279,9 +294,9 @@ class ComposeController(ControllerBase):
             return
         if self._awaited is not None:  # an r waits for this build: it opens its own dialog now
             return  # (mounted, laid out and rendered hidden as well, it only took the UI thread from that one)
-        if not dialogs.dialog_css_loaded(self.app):  # Enter typed before the dialogs were ready
-            dialogs.load_dialog_css(self.app)  # what the push would do; the dialog in the next turn
-            self.call_after_refresh(self.post_message, message)
+        if not dialogs.dialog_css_loaded(self._screen.app):  # Enter typed before the dialogs were ready
+            dialogs.load_dialog_css(self._screen.app)  # what the push would do; the dialog in the next turn
+            self._screen.call_after_refresh(self._screen.post_message, message)
             return
         from mailtriage.tui.dialogs.compose import ComposeDialog  # lazy, as in _open_compose
 
@@ -289,8 +304,8 @@ class ComposeController(ControllerBase):
         built = ahead.built
         dialog = self._take_blank(dict(built.forms), built.where)
         if dialog is None:
-            dialog = ComposeDialog(dict(built.forms), where=built.where, cursor_blink=self.shell.cursor_blink)
-            start_screen(self.app, dialog)
+            dialog = ComposeDialog(dict(built.forms), where=built.where, cursor_blink=self._screen.shell.cursor_blink)
+            start_screen(self._screen.app, dialog)
         self._dialog_ahead = (ahead, dialog)
 
     def keep_compose_ready(self) -> None:
@@ -298,12 +313,12 @@ class ComposeController(ControllerBase):
         the dialogs' stylesheet is loaded (tui/dialogs/ahead.py), while the person reads the list."""
         from mailtriage.tui.dialogs import ahead as dialogs  # why: not on the first screen (test_startup_imports)
 
-        if self._blank is not None or not dialogs.dialog_css_loaded(self.app):
+        if self._blank is not None or not dialogs.dialog_css_loaded(self._screen.app):
             return
         from mailtriage.tui.dialogs.compose import ComposeDialog  # why: loaded by the dialogs ahead
 
-        self._blank = ComposeDialog.blank(cursor_blink=self.shell.cursor_blink)
-        start_screen(self.app, self._blank)
+        self._blank = ComposeDialog.blank(cursor_blink=self._screen.shell.cursor_blink)
+        start_screen(self._screen.app, self._blank)
 
     def _take_blank(self, forms: dict[str, ComposeForm], where: str, note: str | None = None) -> ComposeDialog | None:
         """The empty dialog mounted ahead, filled with ``forms`` (None: there is none ready)."""
@@ -311,7 +326,7 @@ class ComposeController(ControllerBase):
         if blank is None or not blank.fillable:
             return None
         self._blank = None
-        blank.fill(forms, where=where, note=note, cursor_blink=self.shell.cursor_blink)
+        blank.fill(forms, where=where, note=note, cursor_blink=self._screen.shell.cursor_blink)
         return blank
 
     def _take_dialog_ahead(self, ahead: DraftAhead) -> ComposeDialog | None:
@@ -326,7 +341,7 @@ class ComposeController(ControllerBase):
     def _drop_dialog_ahead(self) -> None:
         """The hidden dialog of a reply no longer wanted: kept to be filled with the next one."""
         kept, self._dialog_ahead = self._dialog_ahead, None
-        if kept is None or kept[1] in self.app.screen_stack:
+        if kept is None or kept[1] in self._screen.app.screen_stack:
             return
         if self._blank is None and kept[1].fillable:
             self._blank = kept[1]
@@ -336,17 +351,17 @@ class ComposeController(ControllerBase):
     def _ahead_for(self, target: ComposeTarget) -> DraftAhead | None:
         """The reply built ahead for ``target``, when it is r on the message the reader shows as read."""
         ahead = self._draft_ahead
-        if ahead is None or ahead.thread is not self.reader.thread or ahead.key != target.key:
+        if ahead is None or ahead.thread is not self._screen.reader.thread or ahead.key != target.key:
             return None
         return ahead
 
-    def on_compose_ready(self, message: ComposeReady) -> None:
+    def ready(self, message: ComposeReady) -> None:
         # Start-up: the dialog and the compose workflows (mime, the mailbox contract) load on
         # first use; imported with the app they were ~1 s of 6 (python -X importtime, loaded machine).
-        if not self.is_current(GROUP, message.request):
+        if not self._screen.is_current(GROUP, message.request):
             return
         self._awaited = None
-        self.reader.restore_status()
+        self._screen.reader.restore_status()
         self._open_compose(message.target, dict(message.forms), message.where)
 
     def _open_compose(self, target: ComposeTarget, forms: dict[str, ComposeForm], where: str,
@@ -357,16 +372,16 @@ class ComposeController(ControllerBase):
 
         def composed(form: ComposeForm | None) -> None:
             if form is None:
-                self.notify("Cancelled: nothing was written.", markup=False)
+                self._screen.notify("Cancelled: nothing was written.", markup=False)
                 return
-            self.reader.show_status("preparing the proposal … (Esc cancels)")
-            self._propose_compose(self.new_request(GROUP), target, form)
+            self._screen.reader.show_status("preparing the proposal … (Esc cancels)")
+            self._run(self._propose_compose, self._screen.new_request(GROUP), target, form)
 
         if dialog is None:
             dialog = self._take_blank(forms, where, note)
         if dialog is None:
-            dialog = ComposeDialog(forms, where=where, note=note, cursor_blink=self.shell.cursor_blink)
-        self.app.push_screen(dialog, composed)
+            dialog = ComposeDialog(forms, where=where, note=note, cursor_blink=self._screen.shell.cursor_blink)
+        self._screen.app.push_screen(dialog, composed)
 
     def compose_kept(self, why: str, body: str | None = None) -> bool:
         """After a refusal (a blocked proposal, a send refused at confirm time): the compose
@@ -387,37 +402,37 @@ class ComposeController(ControllerBase):
         if self._last_composed is None:
             return
         target, form = self._last_composed
-        self.reader.show_status("preparing the proposal (in clear) … (Esc cancels)")
-        self._propose_compose(self.new_request(GROUP), target, form, allow_clear=True)
+        self._screen.reader.show_status("preparing the proposal (in clear) … (Esc cancels)")
+        self._run(self._propose_compose, self._screen.new_request(GROUP), target, form, allow_clear=True)
 
-    @work(thread=True, exclusive=True, group=GROUP, exit_on_error=False)
     def _propose_compose(self, request: int, target: ComposeTarget, form: ComposeForm, *,
                          allow_clear: bool = False) -> None:
         worker = get_current_worker()
         self._last_composed = (target, form)
         try:
             if target.personal:
-                proposal = self.session.propose_personal(target.account_id, form, target.message_id)
+                proposal = self._screen.session.propose_personal(target.account_id, form, target.message_id)
             else:
-                proposal = self.session.propose_compose(target.thread, form, allow_clear=allow_clear,
+                proposal = self._screen.session.propose_compose(target.thread, form, allow_clear=allow_clear,
                                                         answering=target.answering)
         except Exception as exc:
-            self.post_message(ProposalFailed(request, "Preparing the mail failed", exc))
+            self._screen.post_message(ProposalFailed(request, "Preparing the mail failed", exc))
             return
         if not worker.is_cancelled:
-            self.post_message(ProposalReady(request, proposal, "compose"))
+            self._screen.post_message(ProposalReady(request, proposal, "compose"))
 
+    def after_write(self, report: ApplyReport) -> None:
+        """After a confirmed compose (the proposals' after-write hook): say where the draft is
+        (a local Maildir draft's file, a server draft's reference), and list a personal folder
+        again (Sent, Drafts, answered)."""
+        from mailtriage.application import Draft  # loaded by the write already; not at start-up (see above)
 
-def after_compose(screen: ComposeController, report: ApplyReport) -> None:
-    """After a confirmed compose: say where the draft is (a local Maildir draft's file, a
-    server draft's reference), and list a personal folder again (Sent, Drafts, answered)."""
-    from mailtriage.application import Draft  # loaded by the write already; not at start-up (see above)
-
-    for summary, result in report.written:
-        if isinstance(result, Draft):
-            screen.reader.show_status(f"✉ draft written: {inert(result.subject)} → {inert(', '.join(result.to))} "
-                                      f"· {inert(result.draft_ref)}")
-        else:
-            screen.reader.show_status(f"✉ {inert(summary)}")
-    if report.written and screen.open_folder_key is not None:
-        screen.after_organize()
+        reader, accounts = self._screen.reader, self._screen.accounts
+        for summary, result in report.written:
+            if isinstance(result, Draft):
+                reader.show_status(f"✉ draft written: {inert(result.subject)} → {inert(', '.join(result.to))} "
+                                   f"· {inert(result.draft_ref)}")
+            else:
+                reader.show_status(f"✉ {inert(summary)}")
+        if report.written and accounts.open_folder_key is not None:
+            accounts.after_organize()

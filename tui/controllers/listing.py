@@ -1,110 +1,150 @@
-"""Threads controller: the sources check and the listing of a mailing list into the thread pane.
+"""The listing: the sources check and the listing of a mailing list into the thread pane.
 
 A listing first asks every backend whether it is there (the sources pane shows the
 matrix), then lists the window: a backend that can list the newest threads fast
 (declared by the session) paints a first page at once, then the whole window.
+
+A component the main screen holds (issue 36 §2: no longer a mixin), as the proposals are.
+It owns the list shown (:attr:`Listing.current_list`), the last sources check (the backend
+console shows it) and an outage's state (``listing_out_of_reach``: Enter is then the retry R
+would be). Its work runs as the screen's: the listing as the "threads" work (a folder's
+listing supersedes it, Esc cancels it), a sources check again as "check". Start-up's first
+listing starts here (the app calls :meth:`Listing.start_first_listing`; the first screen
+:meth:`Listing.show_head_start`). The screen routes ``SessionOpened``, a list chosen, the
+sources check, the listing's rows and failure, and a thread read (the relist after an
+outage) here; its one handler of ``ThreadList.Opened`` calls :meth:`Listing.retry_on_enter`
+before the read.
 """
 
 from __future__ import annotations
 
+from functools import partial
+from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
+
 from rich.text import Text
-from textual import on, work
 from textual.worker import get_current_worker
 
-from mailtriage.tui.controllers.base import ControllerBase, SourcesStale, SourcesView
 from mailtriage.tui.errors import error_line, is_connection_problem
 from mailtriage.tui.first_paint import KEEP_AFTER
 from mailtriage.tui.head_start import ForkedHeadStart, ListingPart, adopt_records
-from mailtriage.tui.messages import (SessionOpened, SourceRow, SourcesChecked, ThreadLoaded, ThreadsFailed,
-                                     ThreadsLoaded)
-from mailtriage.tui.panes.folders import FoldersPane
-from mailtriage.tui.panes.thread_list import ThreadList
+from mailtriage.tui.messages import SessionOpened, SourceRow, SourcesChecked, ThreadLoaded, ThreadsFailed, ThreadsLoaded
 from mailtriage.tui.rows import rows_for
 from mailtriage.tui.sanitize import inert
 
+if TYPE_CHECKING:
+    from mailtriage.application import CcResolution
+    from mailtriage.tui.controllers.base import ControllerBase
 
-class ListingController(ControllerBase):
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
+
+@runtime_checkable
+class SourcesView(Protocol):
+    """A screen that shows the sources check (the backend console): every new check is
+    handed to each such screen on the stack. A protocol the console meets, not a base class
+    (a Protocol's metaclass does not mix with a Screen's)."""
+
+    def show_sources(self, matrix: list[SourceRow], resolutions: dict, cc: CcResolution | None) -> None: ...
+
+
+class Listing:
+    """The sources check and the listing of a mailing list into the thread pane, start-up's first one included."""
+
+    def __init__(self, screen: ControllerBase) -> None:
+        #: The main screen: the service and app, its "threads" requests and workers (a folder's
+        #: listing supersedes a list's, Esc cancels it), the panes, the components told of a listing.
+        self._screen = screen
+        #: The mailing list in the thread list (None: a personal account's folder, or none yet).
         self.current_list: str | None = None
         #: The last sources check (the backend console shows it when opened).
         self.last_matrix: list[SourceRow] | None = None
         self.last_resolutions: dict = {}
         self.mandatory_problem: str | None = None
         #: The list's last listing failed for a backend out of reach (its rows, if any, stale):
-        #: an Enter on a row is then the retry R would be (:meth:`_retry_on_enter`).
+        #: an Enter on a row is then the retry R would be (:meth:`retry_on_enter`).
         self.listing_out_of_reach = False
         self._relist_after_read = False
+
+    def _run(self, work: Callable[..., None], *args, group: str, **kwargs) -> None:
+        """``work(*args, **kwargs)`` as the screen's work of ``group`` (the newest one runs;
+        "threads": Esc cancels it), named as ``@work`` names a worker."""
+        self._screen.run_worker(partial(work, *args, **kwargs), name=work.__name__, group=group,
+                                exit_on_error=False, exclusive=True, thread=True)
 
     # -- the session opened ---------------------------------------------------------
     def start_first_listing(self) -> None:
         """Called by the app's session worker as soon as the project is open (a cold start's child
         lists already: before it opens)."""
-        head = self.shell.head_start
-        child = self.shell.take_listing_child()  # a cold start's: it lists the first list already
+        screen = self._screen
+        head = screen.shell.head_start
+        child = screen.shell.take_listing_child()  # a cold start's: it lists the first list already
         if head is not None and self.current_list is not None and self.current_list != head.list_name:
             # Another list was chosen on the head start's screen: that one is listed. (None:
             # the head start is not shown yet, when the project opened before the panes.)
             if child is not None:
                 child.abandon()
-            self._check_and_list(self.new_request("threads"), self.current_list)
+            self._run(self._check_and_list, screen.new_request("threads"), self.current_list, group="threads")
             return
         painted = head is not None and head.listing is not None
         self.listing_out_of_reach = False
-        self._check_and_list(self.new_request("threads"), None, first=True, cached_first=not painted, child=child)
+        self._run(self._check_and_list, screen.new_request("threads"), None, first=True, cached_first=not painted,
+                  child=child, group="threads")
 
     def show_head_start(self) -> None:
         """Before the first frame (the panes are mounted): what the app read before it
         started, the project's title, lists and first rows (see ``MailTriageApp.prepare_first_screen``)."""
-        head = self.shell.head_start
+        head = self._screen.shell.head_start
         if head is None:
             return
         self._show_project(head.title, head.lists, head.since, head.cc)
         if head.listing is not None:
-            self.threads.show_rows(rows_for(head.listing.value), head.listing.resolution, head.list_name,
-                                   partial=head.stale, cached=head.stale)
+            self._screen.threads.show_rows(rows_for(head.listing.value), head.listing.resolution, head.list_name,
+                                           partial=head.stale, cached=head.stale)
 
-    def on_session_opened(self, message: SessionOpened) -> None:
-        if self.defer(self.on_session_opened, message):
+    def session_opened(self, message: SessionOpened) -> None:
+        """The project is open (routed by the screen; the app posts it)."""
+        screen = self._screen
+        if screen.defer(self.session_opened, message):
             return
-        if self.shell.head_start is None:  # else it showed the project already (and a list chosen since stays)
-            session = self.session
+        if screen.shell.head_start is None:  # else it showed the project already (and a list chosen since stays)
+            session = screen.session
             self._show_project(session.title, session.lists(), session.since(), session.cc)
-        self.project_opened()  # the keys typed meanwhile that need it (r, i)
+        screen.project_opened()  # the keys typed meanwhile that need it (r, i)
 
     def _show_project(self, title: str, lists, since, cc) -> None:
         """The project's title, lists, window and security CC (again when the session opens
         after the head start showed them: nothing changes then)."""
-        self.shell.title = f"mailtriage · {inert(title)}"
-        self.folders.show_lists(lists, since.strftime("%Y-%m-%d"))
-        self.sources.show_cc(cc)
+        screen = self._screen
+        screen.shell.title = f"mailtriage · {inert(title)}"
+        screen.folders.show_lists(lists, since.strftime("%Y-%m-%d"))
+        screen.sources.show_cc(cc)
         self.current_list = lists[0].list_name if lists else None
-        if self.threads.shown_list is None or self.threads.shown_list != self.current_list:
-            self.threads.show_loading(self.current_list)
+        if screen.threads.shown_list is None or screen.threads.shown_list != self.current_list:
+            screen.threads.show_loading(self.current_list)
         if cc is not None and cc.warnings:
-            self.banner.show_cc(cc)
+            screen.banner.show_cc(cc)
 
     # -- listing ---------------------------------------------------------------------
-    def on_folders_pane_list_chosen(self, message: FoldersPane.ListChosen) -> None:
-        if self.reader.account_id is not None:  # an account's message, under a project list now
-            self.reader_leaves_source()
-        self.load_threads(message.list_name)
-        self.query_one(ThreadList).focus()
+    def list_chosen(self, list_name: str | None) -> None:
+        """A list chosen in the lists pane (routed by the screen): listed, the thread list focused."""
+        screen = self._screen
+        if screen.reader.account_id is not None:  # an account's message, under a project list now
+            screen.reader_leaves_source()
+        self.load_threads(list_name)
+        screen.threads.thread_list.focus()
 
     def load_threads(self, list_name: str | None) -> None:
-        other_list = list_name != self.threads.shown_list
+        screen = self._screen
+        other_list = list_name != screen.threads.shown_list
         self.current_list = list_name
         # The list replaces a folder in the thread list: search, C and the refresh after a
         # write act on what is shown, never on the account left behind (issue 30 §1).
-        self.accounts.left_folder()
-        self.alerts.forget_news()
-        self.threads.show_loading(list_name)
+        screen.accounts.left_folder()
+        screen.alerts.forget_news()
+        screen.threads.show_loading(list_name)
         self.listing_out_of_reach = self._relist_after_read = False
         # No cached rows while a mandatory backend is known to be down: the run is refused.
-        self._check_and_list(self.new_request("threads"), list_name,
-                             cached_first=other_list and not self.mandatory_problem)
+        self._run(self._check_and_list, screen.new_request("threads"), list_name,
+                  cached_first=other_list and not self.mandatory_problem, group="threads")
 
-    @work(thread=True, exclusive=True, group="threads", exit_on_error=False)
     def _check_and_list(self, request: int, list_name: str | None, first: bool = False,
                         cached_first: bool = False, child: ForkedHeadStart | None = None) -> None:
         """``first``: start-up's listing (of the first list). ``cached_first``: paint the
@@ -120,11 +160,12 @@ class ListingController(ControllerBase):
     def _check_and_list_now(self, request: int, list_name: str | None, first: bool, cached_first: bool,
                             child: ForkedHeadStart | None) -> None:
         worker = get_current_worker()
-        session = self.session
+        screen = self._screen
+        session = screen.session
         if first:
             # Start-up reads the security list only; without one the read is skipped. (The head
             # start's lists: a cold start's listing starts while the project still opens here.)
-            head = self.shell.head_start
+            head = screen.shell.head_start
             lists = head.lists if head is not None else session.lists()
             list_name = lists[0].list_name if lists else None
         # Start-up's child lists already: a first page it has sent is shown before this
@@ -145,17 +186,17 @@ class ListingController(ControllerBase):
         if list_name is not None and cached_first and part is None and child is None:
             self._paint_cached(request, list_name)
         matrix, resolutions, problem = session.check_sources()
-        self.post_message(SourcesChecked(matrix, resolutions, str(problem) if problem else None))
+        screen.post_message(SourcesChecked(matrix, resolutions, str(problem) if problem else None))
         if worker.is_cancelled:
             return
         if problem:
             # The contract: a mandatory backend that is unavailable stops the run.
-            self.post_message(ThreadsFailed(request, "Run stopped", problem))
+            screen.post_message(ThreadsFailed(request, "Run stopped", problem))
             return
         if list_name is None:
-            self.post_message(_no_list(request, session))
+            screen.post_message(_no_list(request, session))
             return
-        first_page = self.shell.first_page
+        first_page = screen.shell.first_page
         try:
             while child is not None and (part is None or not part.whole):  # the page, then the whole window
                 came = self._post_from_child(worker, request, list_name, child)
@@ -167,23 +208,23 @@ class ListingController(ControllerBase):
             if part is None and session.listing_can_be_limited():
                 # The newest threads first, painted at once; then the whole window.
                 first = session.list_threads(list_name, limit=first_page)
-                self.shell.drop_read_ahead()  # its rows are this process's: so are the reads of them
+                screen.shell.drop_read_ahead()  # its rows are this process's: so are the reads of them
                 if worker.is_cancelled:
                     return
                 if len(first.value) < first_page:
-                    self.post_message(ThreadsLoaded(request, list_name, rows_for(first.value), first.resolution))
+                    screen.post_message(ThreadsLoaded(request, list_name, rows_for(first.value), first.resolution))
                     return
-                self.post_message(ThreadsLoaded(request, list_name, rows_for(first.value), first.resolution,
-                                                partial=True))
+                screen.post_message(ThreadsLoaded(request, list_name, rows_for(first.value), first.resolution,
+                                                  partial=True))
             result = session.list_threads(list_name)
-            self.shell.drop_read_ahead()
+            screen.shell.drop_read_ahead()
         except Exception as exc:  # turned into the pane's error state and a notification
-            self.post_message(ThreadsFailed(request, "Listing threads failed", exc,
-                                            self.resolve("list_recent_threads")))
+            screen.post_message(ThreadsFailed(request, "Listing threads failed", exc,
+                                              screen.resolve("list_recent_threads")))
             return
         if worker.is_cancelled:
             return
-        self.post_message(ThreadsLoaded(request, list_name, rows_for(result.value), result.resolution))
+        screen.post_message(ThreadsLoaded(request, list_name, rows_for(result.value), result.resolution))
 
     def _post_from_child(self, worker, request: int, list_name: str | None,
                          child: ForkedHeadStart) -> ListingPart | None:
@@ -192,13 +233,13 @@ class ListingController(ControllerBase):
         (for the console); None when none came (this process lists, and reports what failed)."""
         part = child.next_listing(cancelled=lambda: worker.is_cancelled)
         if part is None and child.stalled_after is not None and not worker.is_cancelled:
-            self.shell.notify(f"Start-up's helper process stalled (no listing in {child.stalled_after:g} s): it "
-                              "was ended; listing here", severity="warning", markup=False)
+            self._screen.shell.notify(f"Start-up's helper process stalled (no listing in {child.stalled_after:g} s): "
+                                      "it was ended; listing here", severity="warning", markup=False)
         if part is None or worker.is_cancelled:
             return None
         adopt_records(part.operations, part.trace)
-        self.post_message(ThreadsLoaded(request, list_name, rows_for(part.listing()), part.resolution,
-                                        partial=not part.whole))
+        self._screen.post_message(ThreadsLoaded(request, list_name, rows_for(part.listing()), part.resolution,
+                                                partial=not part.whole))
         return part
 
     def _paint_cached(self, request: int, list_name: str) -> None:
@@ -206,93 +247,97 @@ class ListingController(ControllerBase):
         check connects; the listing then reconciles). No cache, no rows: nothing happens."""
         try:
             # Local archives are not read twice: the listing below is as fast.
-            offline = self.session.offline_threads(list_name, limit=self.shell.first_page, local=False)
+            offline = self._screen.session.offline_threads(list_name, limit=self._screen.shell.first_page, local=False)
         except Exception as exc:  # a cache is a head start, never a failure: the listing goes on
-            self.shell.notify(f"summary cache not read: {error_line(exc)}", severity="warning", markup=False)
+            self._screen.shell.notify(f"summary cache not read: {error_line(exc)}", severity="warning", markup=False)
             return
         if offline is not None and offline[0].value:
-            self.post_message(ThreadsLoaded(request, list_name, rows_for(offline[0].value), offline[0].resolution,
-                                            partial=True, cached=True))
+            self._screen.post_message(ThreadsLoaded(request, list_name, rows_for(offline[0].value),
+                                                    offline[0].resolution, partial=True, cached=True))
 
-    def on_sources_checked(self, message: SourcesChecked) -> None:
-        if self.defer(self.on_sources_checked, message):
+    def sources_checked(self, message: SourcesChecked) -> None:
+        """A sources check (routed by the screen): the sources pane, the banner, every ``SourcesView``."""
+        screen = self._screen
+        if screen.defer(self.sources_checked, message):
             return
         self.last_matrix = message.matrix
         self.last_resolutions = message.resolutions
-        self.sources.show_matrix(message.matrix, _accounts(self.session.settings))
+        screen.sources.show_matrix(message.matrix, _accounts(screen.session.settings))
         previous, self.mandatory_problem = self.mandatory_problem, message.mandatory_problem
         if message.mandatory_problem:
-            self.banner.show(Text.assemble(("⛔ ", "bold"), inert(message.mandatory_problem)), error=True)
+            screen.banner.show(Text.assemble(("⛔ ", "bold"), inert(message.mandatory_problem)), error=True)
         elif previous:
-            self.banner.show_cc(self.session.cc)  # the backend recovered: the "run aborted" banner goes
-        for screen in self.app.screen_stack:
-            if isinstance(screen, SourcesView):
-                screen.show_sources(message.matrix, message.resolutions, self.session.cc)
+            screen.banner.show_cc(screen.session.cc)  # the backend recovered: the "run aborted" banner goes
+        for shown in screen.app.screen_stack:
+            if isinstance(shown, SourcesView):
+                shown.show_sources(message.matrix, message.resolutions, screen.session.cc)
 
-    def on_threads_loaded(self, message: ThreadsLoaded) -> None:
-        if self.defer(self.on_threads_loaded, message):
+    def loaded(self, message: ThreadsLoaded) -> None:
+        """A listing's rows (routed by the screen): into the thread pane with the alerts' news."""
+        screen = self._screen
+        if screen.defer(self.loaded, message):
             return
-        if not self.is_current("threads", message.request):
+        if not screen.is_current("threads", message.request):
             return
-        rows = self.alerts.with_news(message.rows, message.list_name)
-        self.threads.show_rows(self.alerts.mark(rows), message.resolution, message.list_name,
-                               partial=message.partial, cached=message.cached)
+        alerts, shell = screen.alerts, screen.shell
+        rows = alerts.with_news(message.rows, message.list_name)
+        screen.threads.show_rows(alerts.mark(rows), message.resolution, message.list_name,
+                                 partial=message.partial, cached=message.cached)
         if len(rows) or not message.partial:  # keys held since the kept frame act on these rows
-            self.call_later(self.shell.start_listing_answered)
+            screen.call_later(shell.start_listing_answered)
         if not message.partial:
             self.listing_out_of_reach = False
-            self.alerts.forget_news(message.request)  # in the rows now; later news goes to them directly
-            self.shell.drop_read_ahead()  # later reads are this process's own, with what came since
+            alerts.forget_news(message.request)  # in the rows now; later news goes to them directly
+            shell.drop_read_ahead()  # later reads are this process's own, with what came since
         # Once per session, after the whole window is painted: the poll's baseline (a second
         # listing on mail sources of its own) competes neither with the first paint nor with
         # the whole window's walk (two cores: it made a cold dense listing ~0.5 s slower).
         if not message.partial:
-            self.call_after_refresh(self.alerts.start)
-            self.set_timer(KEEP_AFTER, self.shell.keep_first_frame)  # the next start paints this at once
+            screen.call_after_refresh(alerts.start)
+            screen.set_timer(KEEP_AFTER, shell.keep_first_frame)  # the next start paints this at once
 
-    def on_threads_failed(self, message: ThreadsFailed) -> None:
-        self.shell.drop_read_ahead()  # what a later Enter shows is read then, with what came since
-        if not self.accept_failure(self.on_threads_failed, message):
+    def failed(self, message: ThreadsFailed) -> None:
+        """A listing failed (routed by the screen): the thread pane says so, the error list has it."""
+        screen = self._screen
+        screen.shell.drop_read_ahead()  # what a later Enter shows is read then, with what came since
+        if not screen.accept_failure(self.failed, message):
             return
-        self.threads.show_failure(self.failure_text(message), retry_hint=not isinstance(message.error, LookupError))
-        self.call_later(self.shell.start_listing_answered)  # keys held for its rows act on the failure
+        screen.threads.show_failure(screen.failure_text(message),
+                                    retry_hint=not isinstance(message.error, LookupError))
+        screen.call_later(screen.shell.start_listing_answered)  # keys held for its rows act on the failure
         self.listing_out_of_reach = is_connection_problem(message.error)
-        self.report_failure(message)
-        self.call_after_refresh(self.alerts.start)
+        screen.report_failure(message)
+        screen.call_after_refresh(screen.alerts.start)
 
-    # Decorated, with names of their own: an ``on_thread_loaded`` here would shadow the
-    # reading controller's for its direct calls (a message read ahead is shown that way).
-    @on(ThreadList.Opened)
-    def _retry_on_enter(self, message: ThreadList.Opened) -> None:
+    def retry_on_enter(self) -> None:
         """Enter on a row while the list's listing failed for a backend out of reach (its rows
         stale: the start-up's listing, with the server down): the key is the retry R would be,
         never a refusal that asks for R once the backend is back (issue 33). The outage's
-        answer is forgotten before the read asks for the backend (the reading controller's
-        handler of this message comes after this one, MainScreen's order): the read checks it
-        again and reads the thread if it is back (else it says why, and R). Once the thread
-        came, the list is listed again."""
+        answer is forgotten before the read asks for the backend (MainScreen's one handler of
+        ``ThreadList.Opened`` calls this, then the reading controller's ``open_row``): the read
+        checks it again and reads the thread if it is back (else it says why, and R). Once the
+        thread came, the list is listed again."""
         if self.listing_out_of_reach:
-            self.session.forget_availability()
+            self._screen.session.forget_availability()
             self._relist_after_read = True
 
-    @on(ThreadLoaded)
-    def _relist_once_read(self, message: ThreadLoaded) -> None:
-        """A thread read after a listing that failed for a backend out of reach: the backend
-        is back, so the list on screen (stale) is listed again, as R would."""
+    def thread_read(self, message: ThreadLoaded) -> None:
+        """A thread read after a listing that failed for a backend out of reach (routed by the
+        screen; a read's message only, not a read ahead shown): the backend is back, so the list
+        on screen (stale) is listed again, as R would."""
         if not self._relist_after_read or message.account_id is not None:
             return
         self._relist_after_read = False
-        if self.listing_out_of_reach and self.accounts.open_folder_key is None:
+        if self.listing_out_of_reach and self._screen.accounts.open_folder_key is None:
             self.load_threads(self.current_list)
 
-    def on_sources_stale(self, message: SourcesStale) -> None:
+    def recheck(self) -> None:
         """A backend went away (ControllerBase.report_failure): every source is checked again."""
-        self._recheck()
+        self._run(self._recheck, group="check")
 
-    @work(thread=True, exclusive=True, group="check", exit_on_error=False)
     def _recheck(self) -> None:
-        matrix, resolutions, problem = self.session.check_sources()
-        self.post_message(SourcesChecked(matrix, resolutions, str(problem) if problem else None))
+        matrix, resolutions, problem = self._screen.session.check_sources()
+        self._screen.post_message(SourcesChecked(matrix, resolutions, str(problem) if problem else None))
 
 
 def _no_list(request: int, session) -> ThreadsFailed:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import work
@@ -41,6 +41,9 @@ class ReadingController(ControllerBase):
         super().__init__(*args, **kwargs)
         #: The row the open thread came from (R reads it again).
         self.open_summary: ThreadSummary | None = None
+        #: The personal account's message in the reading pane (None: a project thread or
+        #: nothing): r, A and F in the reader answer it (compose reads it, ``ReadingView``).
+        self.open_mailbox_row: MailboxRow | None = None
         #: (account id, message ID) -> the message as the reader shows it, read ahead or read
         #: (newest last; READ_AHEAD_KEPT of them).
         self.kept_messages: dict[tuple[str, str], Thread] = {}
@@ -54,23 +57,15 @@ class ReadingController(ControllerBase):
         #: The project thread under the cursor, read before Enter asks (issue 33).
         self.thread_ahead = ThreadAhead(self, lambda: self.session)
 
-    #: compose: the personal account's message in the reading pane.
-    open_mailbox_row: MailboxRow | None
-    #: compose: build what r shows for the message in the reading pane.
-    build_reply_ahead: Callable[[], None]
-    #: compose: the compose dialog being prepared opens nothing (q / Esc in the reader).
-    drop_reply_on_its_way: Callable[[], None]
-    #: compose: mount an empty compose dialog, hidden, for the next compose to fill.
-    keep_compose_ready: Callable[[], None]
-
     # -- intents from the panes ------------------------------------------------------
-    def on_thread_list_opened(self, message: ThreadList.Opened) -> None:
+    def open_row(self, summary: ThreadSummary) -> None:
+        """Enter on a row (``ThreadList.Opened``, routed by the screen after the listing's retry)."""
         # Enter goes into the message (issue 35): the reader's keys (q back, Space, e) act at once.
         self.query_one(ThreadView).focus()
-        if isinstance(message.summary, MailboxRow) and message.summary.header is not None:
-            self.open_mailbox_message(message.summary)  # a personal account's message
+        if isinstance(summary, MailboxRow) and summary.header is not None:
+            self.open_mailbox_message(summary)  # a personal account's message
             return
-        self.open_thread(message.summary)
+        self.open_thread(summary)
 
     def on_thread_view_url_requested(self, message: ThreadView.UrlRequested) -> None:
         self.show_thread_url()
@@ -80,7 +75,7 @@ class ReadingController(ControllerBase):
         status line says "Esc cancels"), and so is a reply being prepared: its compose dialog
         never opens afterwards (issue 35)."""
         self.cancel_work(("reader", "reply"))
-        self.drop_reply_on_its_way()
+        self.composing.drop_reply_on_its_way()
         self._ahead_open = None  # a read-ahead still on its way is not shown then
         self.thread_ahead.drop_waiting()
         self.query_one(ThreadList).focus()
@@ -185,7 +180,7 @@ class ReadingController(ControllerBase):
     def _after_shown(self, request: int, thread: Thread) -> None:
         if not self.is_current("reader", request) or self.reader.thread is not thread:
             return  # another thread was opened meanwhile: its own call comes
-        self.build_reply_ahead()  # what r shows, built while the message is read (issue 35)
+        self.composing.build_reply_ahead()  # what r shows, built while the message is read (issue 35)
         self._load_case(request, thread)
 
     # -- OpenPGP: a key that needs its passphrase -------------------------------------------
@@ -361,7 +356,7 @@ class ReadingController(ControllerBase):
         from mailtriage.tui.dialogs import ahead  # why: loaded by the worker above
 
         ahead.register_dialog_widgets(self.shell)
-        self.call_after_refresh(self.keep_compose_ready)  # an empty compose dialog, hidden, in its own turn
+        self.call_after_refresh(self.composing.keep_compose_ready)  # an empty compose dialog, hidden, in its own turn
 
     # -- thread URL ------------------------------------------------------------------------
     def show_thread_url(self) -> None:

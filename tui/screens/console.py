@@ -190,8 +190,8 @@ class ConsoleScreen(Screen, bindings.KeyContext):  # a SourcesView (tui/controll
         ]
         app = self.app
         main = app.main if isinstance(app, MailTriageApp) else None
-        if main is not None and main.last_matrix is not None:
-            self.show_sources(main.last_matrix, main.last_resolutions, app.session.cc)
+        if main is not None and main.listing.last_matrix is not None:
+            self.show_sources(main.listing.last_matrix, main.listing.last_resolutions, app.session.cc)
         self.query_one("#matrix", DataTable).focus()
 
     def on_unmount(self) -> None:

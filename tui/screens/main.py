@@ -1,23 +1,17 @@
 """The main screen: sources and lists on the left, threads over the reading pane, tracker on the right.
 
-Some panes are areas that own their state and work (tui/panes/area.py): the tracker pane
-(issues, an issue, ``s`` both ways), the lists pane (an account's folders, ``c``) and the
-thread pane (server search, the rows' triage marks) run their own workers and show their
-own answers; the screen only routes what crosses areas (an account chosen in the sources
-pane, a search's scope, an issue or thread ``s`` found) and reports the failures they let
-bubble. The new-report alerts, the banner, the unpublished-changes mark, batch, the
-reader's h and |, the proposals and personal accounts are components the screen holds
-(tui/controllers/alerts.py, banner.py, publish_mark.py, batch.py, keys.py, proposals.py,
-accounts.py), to which it routes their messages. The other work (listing, reading,
-composing) is still run by the controllers of ``tui/controllers/``, mixins over this
-screen, in workers on it.
+Some panes are areas that own their state and work (tui/panes/area.py: tracker, lists and
+thread panes); the screen only routes what crosses areas and reports the failures they let
+bubble. Alerts, banner, unpublished-changes mark, batch, the reader's h and |, proposals,
+personal accounts, compose and the listing (start-up's first one too) are components the
+screen holds (tui/controllers/), to which it routes their messages. Reading is still a
+controller, a mixin over this screen.
 Below 100 columns the sidebar folds away and unfolds while it has the focus (1, 2);
-the zoom key (Ctrl+w) gives the focused pane the whole screen (issue 35).
+the zoom key (Ctrl+w) gives the focused pane the whole screen (issue 35): tui/layout.py.
 """
 
 from __future__ import annotations
 
-from functools import partial
 from typing import TYPE_CHECKING
 
 from textual import events, on
@@ -27,22 +21,23 @@ from textual.reactive import Reactive
 from textual.widgets import Header
 from textual.worker import Worker, WorkerState
 
-from mailtriage.tui import bindings
+from mailtriage.tui import bindings, layout
 from mailtriage.tui.controllers.accounts import Accounts
 from mailtriage.tui.controllers.alerts import Alerts
 from mailtriage.tui.controllers.banner import Banner
 from mailtriage.tui.controllers.batch import Batch
-from mailtriage.tui.controllers.compose import ComposeController, after_compose
+from mailtriage.tui.controllers.compose import Compose
 from mailtriage.tui.controllers.keys import ReaderKeys
-from mailtriage.tui.controllers.listing import ListingController
+from mailtriage.tui.controllers.listing import Listing
 from mailtriage.tui.controllers.proposals import Proposals
 from mailtriage.tui.controllers.publish_mark import PublishMark
 from mailtriage.tui.controllers.reading import ReadingController
 from mailtriage.tui.footer import KeyFooter
 from mailtriage.tui.mailbox_rows import MailboxRow
-from mailtriage.tui.messages import (ApplyFailed, AreaFailed, BatchFoldersReady, BatchReady, FolderListed,
-                                     IssueOfThreadFound, ProposalApplied, ProposalFailed, ProposalReady,
-                                     ThreadOfIssueFound, TrackerLoaded)
+from mailtriage.tui.messages import (ApplyFailed, AreaFailed, BatchFoldersReady, BatchReady, ComposeReady,
+                                     DraftBuiltAhead, FolderListed, IssueOfThreadFound, ProposalApplied,
+                                     ProposalFailed, ProposalReady, SessionOpened, SourcesChecked, ThreadLoaded,
+                                     ThreadOfIssueFound, ThreadsFailed, ThreadsLoaded, TrackerLoaded)
 from mailtriage.tui.panes.folders import FolderList, FoldersPane
 from mailtriage.tui.panes.reader import ReaderPane, ThreadView
 from mailtriage.tui.panes.sources import SourceList, SourcesPane
@@ -57,12 +52,6 @@ if TYPE_CHECKING:
     from textual.dom import DOMNode
     from textual.widget import Widget
 
-NARROW_WIDTH = 100
-#: Below this width the sidebar (34), the tracker pane (46) and a thread list of 50 columns do
-#: not fit side by side: while the tracker is open the sidebar folds as it does narrow, and the
-#: tracker folds while the sidebar has the focus (issue 35: 18 columns of subjects at 100x30).
-CROWDED_WIDTH = 34 + 46 + 52
-
 #: Esc cancels this work of the screen (request kind, worker group), and a server search
 #: on its way (the thread pane's); their answers are then ignored.
 CANCELLABLE = (("threads", "threads"), ("reader", "reader"), ("reply", "reply"))
@@ -70,8 +59,7 @@ CANCELLABLE = (("threads", "threads"), ("reader", "reader"), ("reply", "reply"))
 WRITE_GROUPS = ("apply",)
 
 
-class MainScreen(ListingController, ReadingController, ComposeController, PendingWork, bindings.KeyContext,
-                 inherit_bindings=False):
+class MainScreen(ReadingController, PendingWork, bindings.KeyContext, inherit_bindings=False):
     BINDINGS = bindings.MAIN
     key_context = "MainScreen"
     #: Focus goes to the thread list as soon as the panes are composed: with the default
@@ -91,7 +79,7 @@ class MainScreen(ListingController, ReadingController, ComposeController, Pendin
     _shown = False  # shown once (on_event)
 
     def compose(self) -> ComposeResult:
-        self._set_width_classes(self.app.size.width)  # before the panes exist (see above)
+        layout.set_width_classes(self, self.app.size.width)  # before the panes exist (see above)
         yield Header(icon="✉")
         yield Banner(id="banner", classes="warning-banner")
         with Horizontal(id="body"):
@@ -108,6 +96,8 @@ class MainScreen(ListingController, ReadingController, ComposeController, Pendin
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        #: The sources check and the thread list's listing (its work is the screen's "threads" work).
+        self.listing = Listing(self)
         #: The new-report poll and its news (hidden; the listing and the reader call it).
         self.alerts = Alerts(self)
         #: The unpublished-changes mark in the title (hidden; asked after a write or a tracker listing).
@@ -119,16 +109,18 @@ class MainScreen(ListingController, ReadingController, ComposeController, Pendin
         #: A personal account's folder in the thread list, flag and move (its listing is the
         #: screen's "threads" work, its proposals the screen's "reply" work).
         self.accounts = Accounts(self)
+        #: r, A, F and C: the compose dialog, built ahead, and its proposal (the screen's "reply" work).
+        self.composing = Compose(self, reading=self)
         #: The proposal flows, the proposal dialog of every proposal and the writes.
-        self.proposals = Proposals(self, compose=self, after_compose=partial(after_compose, self))
+        self.proposals = Proposals(self, compose=self.composing, after_compose=self.composing.after_write)
 
     def on_mount(self) -> None:
-        self._set_width_classes(self.app.size.width)
+        layout.set_width_classes(self, self.app.size.width)
         thread_list = self.query_one(ThreadList)
         thread_list.date_column = self.shell.date_column
         thread_list.focus()
         self.shell.main_screen_ready()
-        self.show_head_start()  # before the answers that came earlier: those are newer
+        self.listing.show_head_start()  # before the answers that came earlier: those are newer
         self.panes_mounted()
 
     def on_unmount(self) -> None:
@@ -160,71 +152,18 @@ class MainScreen(ListingController, ReadingController, ComposeController, Pendin
         return any(key.region for key in self.query("FooterKey"))
 
     def on_resize(self, event) -> None:
-        self._set_width_classes(event.size.width)
-        self._fold_panes()
+        layout.set_width_classes(self, event.size.width)
+        layout.fold_panes(self)
 
-    def _set_width_classes(self, width: int) -> None:
-        self.set_class(width < NARROW_WIDTH, "-narrow")
-        self.set_class(width < CROWDED_WIDTH, "-crowded")
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        layout.fold_panes(self)
 
-    # -- the tracker pane below 100 columns ------------------------------------
-    # Beside the threads it would leave the subjects two characters: narrow, it takes the
-    # body while it has the focus and folds away (still open) when another pane gets it.
-    def _tracker_has_focus(self) -> bool:
-        focused = self.focused
-        return focused is not None and self.query_one(TrackerPane) in focused.ancestors_with_self
-
-    def _tracker_folded_away(self) -> bool:
-        """Open but not shown: folded narrow, or behind the sidebar's focus when crowded."""
-        return self.has_class("-tracker-folded") and (
-            self.has_class("-narrow") or (self.has_class("-crowded") and self.has_class("-sidebar-open")))
+    def set_focus(self, widget: Widget | None, scroll_visible: bool = True, from_app_focus: bool = False) -> None:
+        super().set_focus(widget, scroll_visible, from_app_focus)
+        self._active_pane = layout.mark_active_pane(self, self._active_pane)  # its border
 
     def _fold_tracker(self, folded: bool) -> None:
         self.set_class(folded, "-tracker-folded")
-
-    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
-        self._fold_panes()
-
-    # -- the focused pane's border ----------------------------------------------
-    def set_focus(self, widget: Widget | None, scroll_visible: bool = True, from_app_focus: bool = False) -> None:
-        super().set_focus(widget, scroll_visible, from_app_focus)
-        self._mark_active_pane()
-
-    def _mark_active_pane(self) -> None:
-        """The pane holding the focus gets ``-active`` (app.tcss: its border), restyled alone.
-
-        A ``.pane:focus-within`` rule made Textual restyle both panes' whole subtrees (every
-        row, header and body Static) on each focus move: ~7 ms of the UI thread on Enter
-        before the body's frame (issue 33). No rule styles what is inside an active pane, so
-        the two panes whose class changes are the only nodes restyled."""
-        focused = self.focused
-        pane = next((node for node in focused.ancestors_with_self if node.has_class("pane")), None) \
-            if focused is not None else None
-        previous = self._active_pane
-        if pane is previous:
-            return
-        self._active_pane = pane
-        changed = [node for node in (previous, pane) if node is not None]
-        for node in changed:
-            node.set_class(node is pane, "-active", update=False)
-        self.app.stylesheet.update_nodes(changed, animate=True)
-
-    # -- below 100 columns: the sidebar unfolds while it has the focus (issue 35) --------
-    def _focus_within(self, selector: str) -> bool:
-        focused = self.focused
-        return focused is not None and self.query_one(selector) in focused.ancestors_with_self
-
-    def _fold_panes(self) -> None:
-        """Fold what the focus left: the tracker, the sidebar (narrow), and give the reader
-        the room while it is read (narrow)."""
-        # Wide, these classes style nothing (app.tcss: only with -narrow): kept right, but no
-        # restyle of every widget on each focus move (~20-50 ms of Enter -> body, issue 35);
-        # the -narrow a resize sets restyles with them.
-        narrow = self.has_class("-narrow")
-        folds = narrow or (self.has_class("-crowded") and self.has_class("-tracker"))
-        self.set_class(not self._tracker_has_focus(), "-tracker-folded", update=folds)
-        self.set_class(self._focus_within("#sidebar"), "-sidebar-open", update=folds)
-        self.set_class(self._focus_within("#reader-pane"), "-reading", update=narrow)
 
     # -- zoom: the focused pane takes the whole screen --------------------------------
     def action_zoom(self) -> None:
@@ -232,9 +171,7 @@ class MainScreen(ListingController, ReadingController, ComposeController, Pendin
         if self.maximized is not None:
             self.minimize()
             return
-        focused = self.focused
-        pane = next((node for node in focused.ancestors_with_self if node.has_class("pane")), None) \
-            if focused is not None else None
+        pane = layout.focused_pane(self)
         if pane is None:
             self.notify("Nothing to zoom: no pane has the focus.", markup=False, timeout=3)
             return
@@ -249,13 +186,8 @@ class MainScreen(ListingController, ReadingController, ComposeController, Pendin
                                     event.worker.error)
 
     # -- focus -------------------------------------------------------------
-    PANE_FOCUS = {
-        "sources": SourceList,
-        "folders": FolderList,
-        "threads": ThreadList,
-        "reader": ThreadView,
-        "tracker": TrackerList,
-    }
+    PANE_FOCUS = {"sources": SourceList, "folders": FolderList, "threads": ThreadList, "reader": ThreadView,
+                  "tracker": TrackerList}
 
     def action_focus_pane(self, name: str) -> None:
         self._fold_tracker(name != "tracker")
@@ -269,13 +201,13 @@ class MainScreen(ListingController, ReadingController, ComposeController, Pendin
 
     def toggle_tracker(self) -> None:
         # Folded away (narrow): t brings it back rather than closing what cannot be seen.
-        show = not self.has_class("-tracker") or self._tracker_folded_away()
+        show = not self.has_class("-tracker") or layout.tracker_folded_away(self)
         self.set_class(show, "-tracker")
         self._fold_tracker(not show)
         if show:
             self.tracker.load_once()
             self.call_after_refresh(self.query_one(TrackerList).focus)
-        elif self._tracker_has_focus():
+        elif layout.tracker_has_focus(self):
             self.query_one(ThreadList).focus()
 
     # -- the whole screen ------------------------------------------------------
@@ -311,7 +243,7 @@ class MainScreen(ListingController, ReadingController, ComposeController, Pendin
         self.session.forget_tracker()  # a fixed tracker descriptor is read again (issue 30 §6)
         self.threads.marks.forget(ask_again=False)  # the rows' marks: asked for again once listed
         self.thread_ahead.forget()  # a thread read ahead is read again, not shown from before R
-        self.load_threads(self.current_list)
+        self.listing.load_threads(self.listing.current_list)
         if self.reader.thread is not None and self.open_summary is not None:
             self.open_thread(self.open_summary)
         if self.has_class("-tracker"):
@@ -333,6 +265,31 @@ class MainScreen(ListingController, ReadingController, ComposeController, Pendin
         ConsoleScreen.open(self.app, message.backend)
 
     # -- what crosses the areas --------------------------------------------------------
+    def on_thread_list_opened(self, message: ThreadList.Opened) -> None:
+        """Enter on a row: the listing's retry first (an outage's answer is forgotten before the
+        read asks for the backend), then the read (tests/tui/test_screen_routes.py holds the order)."""
+        self.listing.retry_on_enter()
+        self.open_row(message.summary)
+
+    def on_session_opened(self, message: SessionOpened) -> None:
+        self.listing.session_opened(message)
+
+    def on_folders_pane_list_chosen(self, message: FoldersPane.ListChosen) -> None:
+        self.listing.list_chosen(message.list_name)
+
+    def on_sources_checked(self, message: SourcesChecked) -> None:
+        self.listing.sources_checked(message)
+
+    def on_threads_loaded(self, message: ThreadsLoaded) -> None:
+        self.listing.loaded(message)
+
+    def on_threads_failed(self, message: ThreadsFailed) -> None:
+        self.listing.failed(message)
+
+    @on(ThreadLoaded)  # a name of its own: on_thread_loaded is the reading controller's (called directly too)
+    def thread_read(self, message: ThreadLoaded) -> None:
+        self.listing.thread_read(message)
+
     def on_thread_list_batch_requested(self, message: ThreadList.BatchRequested) -> None:
         self.batches.requested(message.rows, message.action)
 
@@ -347,6 +304,18 @@ class MainScreen(ListingController, ReadingController, ComposeController, Pendin
 
     def on_thread_view_pipe_requested(self, message: ThreadView.PipeRequested) -> None:
         self.reader_keys.pipe()
+
+    def on_thread_list_reply_requested(self, message: ThreadList.ReplyRequested) -> None:
+        self.composing.compose_on(message.summary, message.kind)
+
+    def on_thread_view_reply_requested(self, message: ThreadView.ReplyRequested) -> None:
+        self.composing.compose_on(None, message.kind)
+
+    def on_compose_ready(self, message: ComposeReady) -> None:
+        self.composing.ready(message)
+
+    def on_draft_built_ahead(self, message: DraftBuiltAhead) -> None:
+        self.composing.built_ahead(message)
 
     def on_thread_list_import_requested(self, message: ThreadList.ImportRequested) -> None:
         self.proposals.import_thread(message.summary)
