@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -78,3 +79,29 @@ def _dialogs_made_on_the_key(request, monkeypatch):
 def dialogs_ahead():
     """The app makes the dialogs ready 0.3 s after its first list, as ``mailtriage`` does."""
 
+
+@pytest.fixture(scope="session")
+def _demo_template_built(tmp_path_factory) -> Path:
+    """The demo's pristine template (what each app's demo session is copied from), built once a
+    worker: the build runs git eight times and files the demo's issues (0.13-0.3 CPU-s of the
+    worker's and 0.08 of git's, 1.1-1.7 s wall at load 9); a copy costs 0.02-0.09, 0.05-0.2 s."""
+    from mailtriage.demo.workspace import demo_template_dir, new_demo_session
+
+    folder = tmp_path_factory.mktemp("demo-built")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MAILTRIAGE_DEMO_DIR", str(folder / "demo"))
+        new_demo_session()  # builds the template, then copies it once
+        return demo_template_dir()
+
+
+@pytest.fixture
+def demo_dir(tmp_path, monkeypatch, _demo_template_built) -> Path:
+    """``MAILTRIAGE_DEMO_DIR`` for this test alone (``tmp_path / "demo"``), with the template
+    built already beside it, so ``project_dir(demo_session=True)`` copies it as the app's second
+    run does (the first run's build is tests/demo/test_demo_workspace.py's)."""
+    from mailtriage.demo.workspace import demo_template_dir
+
+    demo = tmp_path / "demo"
+    monkeypatch.setenv("MAILTRIAGE_DEMO_DIR", str(demo))
+    shutil.copytree(_demo_template_built, demo_template_dir(), symlinks=True)
+    return demo
