@@ -29,16 +29,15 @@ async def open_demo_inbox(app, pilot) -> None:
     assert "Threads · demo · INBOX" in screen_text(app)
 
 
-def demo_app(tmp_path, monkeypatch):
+def demo_app(demo_dir):
     """The demo app on a demo workspace of this test's own (its Maildir is written to), and
-    that workspace."""
-    monkeypatch.setenv("MAILTRIAGE_DEMO_DIR", str(tmp_path / "demo"))
+    that workspace (copied from the worker's template: ``demo_dir``, tests/tui/conftest.py)."""
     workspace = project_dir(demo_session=True)
     return make_app(workspace, demo=True), workspace
 
 
-async def test_demo_walks_account_folder_message_and_drafts_a_reply(tmp_path, monkeypatch):
-    app, workspace = demo_app(tmp_path, monkeypatch)
+async def test_demo_walks_account_folder_message_and_drafts_a_reply(demo_dir):
+    app, workspace = demo_app(demo_dir)
     async with app.run_test(size=(140, 44)) as pilot:
         await open_demo_inbox(app, pilot)
         await pilot.press("enter")
@@ -59,8 +58,8 @@ async def test_demo_walks_account_folder_message_and_drafts_a_reply(tmp_path, mo
     assert "Subject: Re: Security rota for December" in draft.read_text(encoding="utf-8")
 
 
-async def test_demo_tags_two_messages_and_archives_them_in_one_proposal(tmp_path, monkeypatch):
-    app, workspace = demo_app(tmp_path, monkeypatch)
+async def test_demo_tags_two_messages_and_archives_them_in_one_proposal(demo_dir):
+    app, workspace = demo_app(demo_dir)
     async with app.run_test(size=(140, 44)) as pilot:
         await open_demo_inbox(app, pilot)
         await pilot.press("v", "v", "a")  # tag the two newest (v moves down), archive the tagged set
@@ -76,12 +75,12 @@ async def test_demo_tags_two_messages_and_archives_them_in_one_proposal(tmp_path
     assert archived == ["demo01", "demo02", "demo05"]
 
 
-async def test_import_refuses_a_personal_accounts_message_and_says_why(tmp_path, monkeypatch):
+async def test_import_refuses_a_personal_accounts_message_and_says_why(demo_dir):
     """i on a message of the personal account (open in the reader, under the cursor, or tagged)
     proposed a tracker issue "received on the security list" and a receipt CC'ing the list for
     private mail (the open thread was imported as it was); it says why it does not, as m/f/a/d
     say why on the list's threads (tagged rows said so already)."""
-    app, workspace = demo_app(tmp_path, monkeypatch)
+    app, workspace = demo_app(demo_dir)
     async with app.run_test(size=(140, 44)) as pilot:
         await open_demo_inbox(app, pilot)
         await pilot.press("enter")  # the rota message, open in the reader
@@ -95,14 +94,14 @@ async def test_import_refuses_a_personal_accounts_message_and_says_why(tmp_path,
             assert any(s.startswith("Import works on a project source's threads") for s in said), (keys, said)
 
 
-async def test_s_to_a_thread_the_list_does_not_show_puts_the_keys_on_that_thread(tmp_path, monkeypatch):
+async def test_s_to_a_thread_the_list_does_not_show_puts_the_keys_on_that_thread(demo_dir):
     """s from an issue whose thread is not in the list shown (here the account's INBOX) reads it
     into the reading pane; the focus went to the list, so r and i acted on the list's row (a
     personal message), not on the thread on screen. The reader has the focus now."""
     from mailtriage.tui.panes.reader import ThreadView
     from tests.tui.test_compose import field
 
-    app, workspace = demo_app(tmp_path, monkeypatch)
+    app, workspace = demo_app(demo_dir)
     async with app.run_test(size=(140, 44)) as pilot:
         await open_demo_inbox(app, pilot)
         await pilot.press("t")
@@ -123,8 +122,8 @@ async def test_s_to_a_thread_the_list_does_not_show_puts_the_keys_on_that_thread
         assert isinstance(app.focused, TrackerList), [str(n.message) for n in app._notifications]
 
 
-async def test_s_on_a_personal_accounts_message_says_why_it_finds_no_issue(tmp_path, monkeypatch):
-    app, workspace = demo_app(tmp_path, monkeypatch)
+async def test_s_on_a_personal_accounts_message_says_why_it_finds_no_issue(demo_dir):
+    app, workspace = demo_app(demo_dir)
     async with app.run_test(size=(140, 44)) as pilot:
         await open_demo_inbox(app, pilot)
         for keys in (("s",), ("enter", "s")):  # the list's row, the message open in the reader

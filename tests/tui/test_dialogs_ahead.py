@@ -5,6 +5,7 @@ message as read and is never shown for another. Against the real Dovecot behind 
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import Input, TextArea
 
 from mailtriage.tui.dialogs import DIALOG_CSS
@@ -14,6 +15,9 @@ from tests.tui.helpers import make_app, screen_text, settle
 from tests.tui.test_account_folders import open_inbox
 from tests.tui.test_imap_network import wait_until
 from tests.tui.test_read_ahead import BODY, held_project  # noqa: F401 (a fixture)
+
+# What they test is made 0.3 s after the first list (off in the other TUI tests: tests/tui/conftest.py).
+pytestmark = pytest.mark.usefixtures("dialogs_ahead")
 
 
 def counted(monkeypatch, session, name: str) -> list[tuple]:

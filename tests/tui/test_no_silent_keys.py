@@ -78,8 +78,7 @@ async def walk(app, pilot, focus_key: str, groups) -> tuple[list[str], list[str]
 
 
 @pytest.mark.slow  # presses every binding of three contexts (60-110 s at load 10)
-async def test_no_key_of_the_list_or_the_reader_silently_does_nothing(tmp_path, monkeypatch):
-    monkeypatch.setenv("MAILTRIAGE_DEMO_DIR", str(tmp_path / "demo"))
+async def test_no_key_of_the_list_or_the_reader_silently_does_nothing(demo_dir):
     app = make_app(project_dir(demo_session=True), demo=True)
     async with app.run_test(size=(140, 44)) as pilot:
         await settle(pilot)

@@ -5,6 +5,8 @@ Pilot tests on a real mbox project (tests/tui/helpers.py)."""
 
 from __future__ import annotations
 
+import pytest
+
 from mailtriage.tui.dialogs.ahead import dialog_css_loaded
 from mailtriage.tui.footer import KeyFooter
 from mailtriage.tui.panes.reader import ReaderPane, ThreadView
@@ -12,6 +14,9 @@ from mailtriage.tui.panes.sources import SourcesPane
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.panes.threads import ThreadPane
 from tests.tui.helpers import make_app, mbox_project, settle, until
+
+# What they test is made 0.3 s after the first list (off in the other TUI tests: tests/tui/conftest.py).
+pytestmark = pytest.mark.usefixtures("dialogs_ahead")
 
 
 def _border(widget) -> tuple:

@@ -17,8 +17,8 @@ def reader(app):
 
 
 async def test_a_folder_and_back_each_empty_the_reader_of_the_other_sources_thread_and_the_cursor_comes_back(
-        tmp_path, monkeypatch):
-    app, _ = demo_app(tmp_path, monkeypatch)
+        demo_dir):
+    app, _ = demo_app(demo_dir)
     async with app.run_test(size=(140, 44)) as pilot:
         await settle(pilot)
         thread_list = app.main.query_one(ThreadList)

@@ -11,9 +11,9 @@ from tests.tui.helpers import make_app, settle
 
 
 @pytest.fixture
-def demo(tmp_path, monkeypatch):
+def demo(tmp_path, monkeypatch, demo_dir):
+    """The demo app on a session copied from the worker's template (tests/tui/conftest.py)."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("MAILTRIAGE_DEMO_DIR", str(tmp_path / "demo"))
     return make_app(project_dir(demo_session=True), demo=True)
 
 

@@ -32,8 +32,9 @@ READ_AHEAD_KEPT = 8
 #: Seconds the cursor rests on a row before it is read ahead (not the first row of a folder).
 READ_AHEAD_REST = 0.08
 #: Seconds after the first row of the process is shown before the dialogs are made ready
-#: (tui/dialogs/ahead.py): the first paint and its listing come first.
-DIALOGS_AHEAD_AFTER = 0.3
+#: (tui/dialogs/ahead.py): the first paint and its listing come first. None: never, a test hook
+#: (the TUI tests' apps, but those of the dialogs ahead: tests/tui/conftest.py says why).
+DIALOGS_AHEAD_AFTER: float | None = 0.3
 
 
 class ReadingController(ControllerBase):
@@ -277,7 +278,8 @@ class ReadingController(ControllerBase):
         has rested a moment (keys typed in a burst, 200 v's, read nothing); one read at a time."""
         if not self._dialogs_ahead:  # a list is shown: the dialogs get ready once it has painted
             self._dialogs_ahead = True
-            self.set_timer(DIALOGS_AHEAD_AFTER, self._import_dialogs_ahead)
+            if DIALOGS_AHEAD_AFTER is not None:
+                self.set_timer(DIALOGS_AHEAD_AFTER, self._import_dialogs_ahead)
         listing = self.query_one(ThreadList)
         row = listing.current
         self.thread_ahead.highlighted(listing.rows, None if row is None or isinstance(row, MailboxRow) else row)
