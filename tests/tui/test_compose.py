@@ -102,6 +102,16 @@ async def test_r_on_a_fresh_report_gives_the_receipt_and_writes_a_draft_you_can_
         [path] = maildir_drafts(project)
         status = app.screen.query_one("#reader-status", Static).content
         assert f"draft written: Re: Question about 3.4 fixes → bob@example.net · {path}" in str(status)
+        # r again (issue 35): that draft is pending on the thread, so whatever is written now is
+        # blocked at the review. Said when r opens the dialog, with where to find the draft.
+        app.clear_notifications()
+        dialog = await compose(app, pilot, "r")
+        toasts = [" ".join(n.message.split()) for n in app._notifications]
+        assert toasts == ["A draft is already pending on this thread: Re: Question about 3.4 fixes → bob@example.net, "
+                          "in the local Maildir Mail/Drafts (✎ on its row). A new draft on it is blocked at the "
+                          "review until that one is sent or deleted."], toasts
+        await pilot.press("escape")
+        await settle(pilot)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     draft = message_from_bytes(path.read_bytes(), policy=policy.default)
     assert draft["From"] == "Test Triager <triager@frob.example>" and draft["Cc"] == LIST

@@ -74,6 +74,21 @@ class Built:
     target: ComposeTarget
     forms: Mapping[str, ComposeForm]
     where: str
+    #: Said as the dialog opens: the draft already pending on the thread (None: none).
+    pending: str | None = None
+
+
+def pending_words(found) -> str | None:
+    """The toast of a compose on a thread that already has a draft pending (``PendingDrafts``):
+    what is written now is blocked at its proposal (issue 35: said on r, not after the writing)."""
+    if not found.drafts:
+        return None
+    drafts = "; ".join(f"{inert(d.subject)} → {inert(', '.join(d.to))}" for d in found.drafts)
+    where = f", in {inert(found.where)}" if found.where else ""
+    one = len(found.drafts) == 1
+    return (f"{'A draft is' if one else f'{len(found.drafts)} drafts are'} already pending on this thread: "
+            f"{drafts}{where} (✎ on its row). A new draft on it is blocked at the review until "
+            f"{'that one is' if one else 'they are'} sent or deleted.")
 
 
 @dataclass(eq=False)
@@ -165,7 +180,8 @@ class ComposeController(ControllerBase):
         if ahead is not None and ahead.done.is_set() and ahead.built is not None:  # built ahead: shown now
             built = ahead.built
             ahead.taken = True
-            self._open_compose(built.target, dict(built.forms), built.where, dialog=self._take_dialog_ahead(ahead))
+            self._open_compose(built.target, dict(built.forms), built.where, dialog=self._take_dialog_ahead(ahead),
+                               pending=built.pending)
             return
         self.reader.show_status("preparing the mail … (Esc cancels)")
         self._awaited = request
@@ -207,9 +223,10 @@ class ComposeController(ControllerBase):
             target = ComposeTarget(target.kind, thread=thread, thread_id=thread.thread_id,
                                    answering=route.answering)
             forms = session.reply_forms(thread, target.kind, route.answering)
-        else:
-            forms = session.personal_forms(target.account_id, target.message_id, target.kind, source=source)
-            where = session.compose_where(target.account_id)
+            # A draft pending on the thread blocks this one at its proposal: said as the dialog opens.
+            return Built(target, forms, where, pending_words(session.pending_drafts(thread.thread_id)))
+        forms = session.personal_forms(target.account_id, target.message_id, target.kind, source=source)
+        where = session.compose_where(target.account_id)
         return Built(target, forms, where)
 
     @work(thread=True, exclusive=True, group=GROUP, exit_on_error=False)
@@ -232,7 +249,7 @@ class ComposeController(ControllerBase):
         if worker.is_cancelled or built is None:
             return
         if isinstance(built, Built):
-            self.post_message(ComposeReady(request, built.target, built.forms, built.where))
+            self.post_message(ComposeReady(request, built.target, built.forms, built.where, built.pending))
         else:
             self.post_message(ProposalReady(request, built, "compose"))
 
@@ -347,10 +364,11 @@ class ComposeController(ControllerBase):
             return
         self._awaited = None
         self.reader.restore_status()
-        self._open_compose(message.target, dict(message.forms), message.where)
+        self._open_compose(message.target, dict(message.forms), message.where, pending=message.pending)
 
     def _open_compose(self, target: ComposeTarget, forms: dict[str, ComposeForm], where: str,
-                      note: str | None = None, dialog: ComposeDialog | None = None) -> None:
+                      note: str | None = None, dialog: ComposeDialog | None = None,
+                      pending: str | None = None) -> None:
         from mailtriage.tui.dialogs.compose import ComposeDialog  # lazy, as above
 
         self._compose_shown = (forms, where)
@@ -367,6 +385,8 @@ class ComposeController(ControllerBase):
         if dialog is None:
             dialog = ComposeDialog(forms, where=where, note=note, cursor_blink=self.shell.cursor_blink)
         self.app.push_screen(dialog, composed)
+        if pending is not None:
+            self.notify(pending, title="Draft pending", severity="warning", markup=False, timeout=10)
 
     def compose_kept(self, why: str, body: str | None = None) -> bool:
         """After a refusal (a blocked proposal, a send refused at confirm time): the compose
