@@ -101,11 +101,20 @@ def probe_steps(steps: list[tuple[float, float, str]]) -> None:
             used = time.thread_time() - cpu
             if used >= 0.0003:
                 if isinstance(owner, asyncio.Task):
-                    what = ", ".join(handled.get(owner, [])[:4]) or f"(resumed) {owner.get_name()[:60]}"
+                    what = ", ".join(handled.get(owner, [])[:4]) or f"(resumed) {owner.get_name()[:60]}{timer_of(owner)}"
                 else:
                     what = getattr(handle._callback, "__qualname__", repr(handle._callback))
                 steps.append((wall, used, what))
     asyncio.events.Handle._run = running
+
+
+def timer_of(task) -> str:
+    """--steps: the widget whose timer a resumed task runs (a screen's update timer: which screen)."""
+    frame = getattr(task.get_coro(), "cr_frame", None)
+    timer = frame.f_locals.get("self") if frame is not None else None
+    target = getattr(timer, "_target", None)
+    widget = target() if callable(target) else None
+    return f" of {type(widget).__name__}" if widget is not None else ""
 
 
 def mark_steps(marks: list[tuple[float, str]]) -> None:
@@ -259,7 +268,8 @@ async def measure(project: Path, subject: str, profile: str | None, port: int, u
         # dialog are on their way then): the first frame whose reader holds the newest message
         await until(lambda: reader.thread is not None and subject in reader.thread.subject, "the body")
         if not at_once:  # --at-once: r as soon as the reader holds the message (its frame on its way)
-            body_cpu, body_wall = await first_frame("MainScreen", len(frames))
+            # Pilot's press returns once the app is idle: the body's frame is made by then
+            body_cpu, body_wall = await first_frame("MainScreen", len(frames) if direct else since)
             marks.append((body_wall, "frame with the body"))
         if ahead:  # --ahead: r once the reply built ahead and its dialog are ready
             await settle(pilot)
