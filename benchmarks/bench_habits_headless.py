@@ -106,6 +106,18 @@ def probe_steps(steps: list[tuple[float, float, str]]) -> None:
                     what = getattr(handle._callback, "__qualname__", repr(handle._callback))
                 steps.append((wall, used, what))
     asyncio.events.Handle._run = running
+    from textual.screen import Screen
+
+    update = Screen._on_timer_update
+
+    def updating(screen) -> None:  # what a screen's update draws: its layout, the widgets to repaint
+        if screen.is_current and (screen._layout_required or screen._repaint_required or screen._dirty_widgets):
+            dirty = sorted({f"{type(w).__name__}{'#' + w.id if w.id else ''}" for w in screen._dirty_widgets})
+            what = ("layout " if screen._layout_required else "") + ("repaint " if screen._repaint_required else "")
+            steps.append((time.perf_counter(), 0.0, f"  ... {type(screen).__name__} update: {what}"
+                                                    f"{len(dirty)} widgets {', '.join(dirty[:6])}"))
+        update(screen)
+    Screen._on_timer_update = updating
 
 
 def timer_of(task) -> str:
