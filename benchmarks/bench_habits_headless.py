@@ -32,7 +32,9 @@ Pilot's waits: Pilot.press returns only once everything the key caused is done, 
 taken through it shows r after the work it would have waited for), r the moment the body's
 frame is made; per process, every step of the UI thread's event loop that used 0.3 ms of CPU or
 more from Enter to the compose dialog's frame: the widget and the messages it handled (or the
-callback), with each frame (``FRAME``) and the keys' moments (``---``).
+callback; a screen's update timer is named with its screen), with each frame (``FRAME``), the keys'
+moments (``---``) and what each screen update draws (``... MainScreen update: layout repaint 6
+widgets ...``: a layout of the whole screen, the widgets repainted).
 
 ``--before CHECKOUT`` runs a second copy, process by process alternated with this one, from
 another checkout (a throwaway worktree of the base commit). ``--profile FILE`` writes a
