@@ -219,17 +219,34 @@ def test_create_draft_rerun_reports_its_own_draft_as_written(imap_env, tmp_path)
 
 # -- publish --yes: git and svn ---------------------------------------------------------------
 
-def repo_txn(repo: Path):
-    """A kill point: an svn commit transaction is open in the repository (sent, not committed)."""
-    txns = repo / "db" / "transactions"
-    return lambda: any(txns.iterdir())
+def held_in_hook(repo: Path, hook_name: str):
+    """A kill point held by one of the repository's hooks until the test releases it
+    (``release_hook``): ``pre-commit`` runs while the commit's transaction is open (sent, not
+    committed), ``post-commit`` once the revision is made and before the client is told.
+
+    Each lived for a moment only: a clean clone at load 7 never saw the open transaction ("never
+    reached the kill point 'transaction open'")."""
+    hook = repo / "hooks" / hook_name
+    hook.write_text(f"""#!/bin/sh
+touch '{repo}/txn-held'
+n=0
+while [ ! -e '{repo}/txn-go' ] && [ $n -lt 12000 ]; do sleep 0.01; n=$((n+1)); done
+rm -f '{repo}/txn-held'
+exit 0
+""", encoding="utf-8")
+    hook.chmod(0o755)
+    return lambda: (repo / "txn-held").exists()
 
 
-def repo_revision_grew(repo: Path):
-    """A kill point: the repository has a new revision; the working copy was not told yet."""
-    current = repo / "db" / "current"
-    before = current.read_text()
-    return lambda: current.read_text() != before
+def release_hook(repo: Path, hook_name: str) -> None:
+    """Let the held commit go on: the killed run's svn child finishes it as it would have, and
+    the hook is gone for the rerun. Waits for that event (the transaction ended), bounded."""
+    (repo / "hooks" / hook_name).unlink()
+    (repo / "txn-go").touch()
+    deadline = time.monotonic() + BOUND
+    while (repo / "txn-held").exists() or any((repo / "db" / "transactions").iterdir()):
+        assert time.monotonic() < deadline, "the killed run's svn commit did not end"
+        time.sleep(0.01)
 
 
 @pytest.mark.parametrize("point", ["git commit started", "commit made, not pushed", "git push started"])
@@ -258,8 +275,10 @@ def test_publish_svn_killed_then_rerun_publishes_once(svn_mbox_env, point):
 
     env = svn_mbox_env
     rerun(env.project, ["import", f"mbox:{REPORT}", "--yes"])
-    when = repo_txn(env.remote) if point == "transaction open" else repo_revision_grew(env.remote)
-    killed = run_killed(env.project, ["publish", "--yes"], when, armed=child_started_a_process)
+    hook = "pre-commit" if point == "transaction open" else "post-commit"
+    killed = run_killed(env.project, ["publish", "--yes"], held_in_hook(env.remote, hook),
+                        armed=child_started_a_process)
+    release_hook(env.remote, hook)
     proc = start(env.project, ["publish", "--yes"])
     out, err = proc.communicate(timeout=BOUND)
     # the rerun converges by itself: it clears svn's own lock and takes over what the killed
