@@ -224,7 +224,11 @@ class ComposeController(ControllerBase):
                                    answering=route.answering)
             forms = session.reply_forms(thread, target.kind, route.answering)
             # A draft pending on the thread blocks this one at its proposal: said as the dialog opens.
-            return Built(target, forms, where, pending_words(session.pending_drafts(thread.thread_id)))
+            try:
+                pending = pending_words(session.pending_drafts(thread.thread_id))
+            except Exception:  # noqa: BLE001 - never stops the compose: the proposal checks again, says why
+                pending = None
+            return Built(target, forms, where, pending)
         forms = session.personal_forms(target.account_id, target.message_id, target.kind, source=source)
         where = session.compose_where(target.account_id)
         return Built(target, forms, where)
