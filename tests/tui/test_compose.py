@@ -78,6 +78,7 @@ async def test_r_on_a_fresh_report_gives_the_receipt_and_writes_a_draft_you_can_
     app = make_app(project)
     async with app.run_test(size=(140, 44)) as pilot:
         dialog = await compose(app, pilot, "r")  # the newest thread: Bob's question, nobody answered
+        assert not [n for n in app._notifications if n.title == "Draft pending"]  # none yet
         assert dialog.form.kind == "receipt" and field(dialog, "to") == "bob@example.net"
         assert field(dialog, "cc") == LIST and field(dialog, "subject") == "Re: Question about 3.4 fixes"
         body = dialog.query_one("#compose-body", TextArea).text
