@@ -299,6 +299,13 @@ class Service:
             return ReplyFlow(self.opened, self.settings).propose(thread, form=form, allow_clear=allow_clear,
                                                                  answering=answering)
 
+    def pending_drafts(self, thread_id: ThreadId):
+        """The drafts already pending on a project thread and where they are (``PendingDrafts``:
+        a reply composed now is blocked at its proposal while one is). Reads only."""
+        from mailtriage.application.flows.reply import pending_drafts  # why: loads on first use, not at start-up
+        with self._lock:
+            return pending_drafts(self.opened.sources, thread_id)
+
     def compose_route(self, compose_kind: str, *, thread_id: ThreadId | None = None, thread: Thread | None = None,
                       account_id: str | None = None, message_id: str | None = None,
                       source: Message | None = None) -> ComposeRoute:

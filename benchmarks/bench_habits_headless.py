@@ -32,7 +32,9 @@ Pilot's waits: Pilot.press returns only once everything the key caused is done, 
 taken through it shows r after the work it would have waited for), r the moment the body's
 frame is made; per process, every step of the UI thread's event loop that used 0.3 ms of CPU or
 more from Enter to the compose dialog's frame: the widget and the messages it handled (or the
-callback), with each frame (``FRAME``) and the keys' moments (``---``).
+callback; a screen's update timer is named with its screen), with each frame (``FRAME``), the keys'
+moments (``---``) and what each screen update draws (``... MainScreen update: layout repaint 6
+widgets ...``: a layout of the whole screen, the widgets repainted).
 
 ``--before CHECKOUT`` runs a second copy, process by process alternated with this one, from
 another checkout (a throwaway worktree of the base commit). ``--profile FILE`` writes a
@@ -101,11 +103,32 @@ def probe_steps(steps: list[tuple[float, float, str]]) -> None:
             used = time.thread_time() - cpu
             if used >= 0.0003:
                 if isinstance(owner, asyncio.Task):
-                    what = ", ".join(handled.get(owner, [])[:4]) or f"(resumed) {owner.get_name()[:60]}"
+                    what = ", ".join(handled.get(owner, [])[:4]) or f"(resumed) {owner.get_name()[:60]}{timer_of(owner)}"
                 else:
                     what = getattr(handle._callback, "__qualname__", repr(handle._callback))
                 steps.append((wall, used, what))
     asyncio.events.Handle._run = running
+    from textual.screen import Screen
+
+    update = Screen._on_timer_update
+
+    def updating(screen) -> None:  # what a screen's update draws: its layout, the widgets to repaint
+        if screen.is_current and (screen._layout_required or screen._repaint_required or screen._dirty_widgets):
+            dirty = sorted({f"{type(w).__name__}{'#' + w.id if w.id else ''}" for w in screen._dirty_widgets})
+            what = ("layout " if screen._layout_required else "") + ("repaint " if screen._repaint_required else "")
+            steps.append((time.perf_counter(), 0.0, f"  ... {type(screen).__name__} update: {what}"
+                                                    f"{len(dirty)} widgets {', '.join(dirty[:6])}"))
+        update(screen)
+    Screen._on_timer_update = updating
+
+
+def timer_of(task) -> str:
+    """--steps: the widget whose timer a resumed task runs (a screen's update timer: which screen)."""
+    frame = getattr(task.get_coro(), "cr_frame", None)
+    timer = frame.f_locals.get("self") if frame is not None else None
+    target = getattr(timer, "_target", None)
+    widget = target() if callable(target) else None
+    return f" of {type(widget).__name__}" if widget is not None else ""
 
 
 def mark_steps(marks: list[tuple[float, str]]) -> None:

@@ -202,6 +202,8 @@ class ComposeReady(Message):
     target: ComposeTarget
     forms: Mapping[str, ComposeForm]
     where: str
+    #: Said as the dialog opens (a draft already pending on the thread), or None.
+    pending: str | None = None
 
 
 @message

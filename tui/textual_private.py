@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from textual.widget import Widget
 
 #: (module, class, member, how it is used): "method" is called with the parameters named
-#: after it; "attribute" is read or written on an instance.
+#: after it; "attribute" is read or written on an instance; "property" is read on an instance.
 MEMBERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("textual.app", "App", "_driver", ("attribute",)),
     ("textual.app", "App", "_notifications", ("attribute",)),
@@ -53,6 +53,7 @@ MEMBERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("textual.screen", "Screen", "_repaint_required", ("attribute",)),
     ("textual.screen", "Screen", "_dirty_widgets", ("attribute",)),
     ("textual.widget", "Widget", "_size_updated", ("method", "size", "virtual_size", "container_size", "layout")),
+    ("textual.screen", "Screen", "_update_timer", ("property",)),
 )
 
 
@@ -213,6 +214,21 @@ def prepare_hidden(screen: Screen, first: bool) -> None:
     else:  # what changed since (a key of the footer, a blink of the cursor) renders alone
         compositor.render_partial_update()
     compositor._dirty_regions.add(compositor.size.region)
+    if first:
+        start_update_timer(screen)
+
+
+def start_update_timer(screen: Screen) -> None:
+    """Start ``screen``'s update timer (paused) so that its first update once shown runs at once.
+
+    Textual draws a screen's updates on a timer of 1/60 s (``Screen._update_timer``), made
+    paused; a ``Timer`` starts its clock at its first resume and ticks one period *after* it.
+    So the first frame of a screen pushed for the first time (the dialog mounted ahead) waited
+    a whole period (16.7 ms; more under load) with nothing to do (issue 35: r's frame). A
+    timer past its first tick waits paused and ticks as soon as it is resumed: resumed here, it
+    ticks once a period later while the screen is hidden (the tick pauses it and draws
+    nothing: the screen is not current), then waits for the push's update."""
+    screen._update_timer.resume()
 
 
 _RENDERS: list = []  # Textual's own Compositor._get_renders, while ours stands in for it

@@ -376,16 +376,42 @@ def drafts_where(backend: object, name: str) -> str:
     Drafts when the source is an account ("into Drafts of account work"), the folder of a local
     Maildir ("into the local Maildir Mail/Drafts", relative to the project, or ~/…), else the
     named source's drafts ("into the drafts of mail source “drafts”", never "of source drafts")."""
+    return f"into {drafts_place(backend, name)}"
+
+
+def drafts_place(backend: object, name: str) -> str:
+    """:func:`drafts_where` without its "into": where drafts are ("Drafts of account work")."""
     try:
         account_id = getattr(getattr(backend, "account", None), "id", None)
     except (ConfigError, MailError):  # an account source whose account is not configured
         account_id = None
     if isinstance(account_id, str):
-        return f"into Drafts of account {account_id}"
+        return f"Drafts of account {account_id}"
     folder = _local_drafts_folder(backend)
     if folder is not None:
-        return f"into the local Maildir {folder}"
-    return f"into the drafts of mail source “{name}”"
+        return f"the local Maildir {folder}"
+    return f"the drafts of mail source “{name}”"
+
+
+@dataclass(frozen=True)
+class PendingDrafts:
+    """The drafts already pending on a thread (each blocks a new reply draft at its proposal,
+    :func:`propose_reply`) and where they are, in the words of :func:`drafts_place`."""
+
+    drafts: tuple[Any, ...]
+    where: str
+
+
+def pending_drafts(sources: SourceSet, thread_id) -> PendingDrafts:
+    """What ``list_drafts`` finds on ``thread_id`` through the resolution rule, read only (issue
+    35: said when the compose opens, before the person writes a reply the proposal would block).
+    A check that cannot run finds none here: the proposal says so, and blocks."""
+    try:
+        listed = sources.dispatch(Op.LIST_DRAFTS, lambda b: b.list_drafts(thread_id))
+    except (NoBackendAvailable, MandatoryBackendUnavailable, MailError):
+        return PendingDrafts((), "")
+    chosen = listed.resolution.chosen or ""
+    return PendingDrafts(tuple(listed.value or ()), drafts_place(sources.backends.get(chosen), chosen))
 
 
 def _local_drafts_folder(backend: object) -> str | None:

@@ -33,7 +33,8 @@ def check_member(module: str, owner: str, member: str, use: tuple[str, ...], sea
     ``use``: ("method", parameter names…) is a method called with those parameters first;
     ("attribute",) an instance attribute, looked for on an instance or, when the class
     cannot be made without a server, as ``self.<member> =`` in the class's own code;
-    ("class", base) a module-level class with that base."""
+    ("class", base) a module-level class with that base; ("property",) a property of the class
+    (read on an instance it may need a running app)."""
     where = ".".join(part for part in (module, owner, member) if part)
     loaded = importlib.import_module(module)
     cls = getattr(loaded, owner) if owner else None
@@ -43,6 +44,9 @@ def check_member(module: str, owner: str, member: str, use: tuple[str, ...], sea
         parameters = list(inspect.signature(method).parameters)[1:]
         assert parameters[:len(use) - 1] == list(use[1:]), (
             f"{where} now takes {parameters}; {seam} passes {list(use[1:])}")
+    elif use[0] == "property":
+        assert isinstance(getattr(cls, member, None), property), (
+            f"{where} is gone or no longer a property in the installed version: update {seam}")
     elif use[0] == "attribute":
         try:
             instance = cls()

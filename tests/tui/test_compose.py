@@ -78,6 +78,7 @@ async def test_r_on_a_fresh_report_gives_the_receipt_and_writes_a_draft_you_can_
     app = make_app(project)
     async with app.run_test(size=(140, 44)) as pilot:
         dialog = await compose(app, pilot, "r")  # the newest thread: Bob's question, nobody answered
+        assert not [n for n in app._notifications if n.title == "Draft pending"]  # none yet
         assert dialog.form.kind == "receipt" and field(dialog, "to") == "bob@example.net"
         assert field(dialog, "cc") == LIST and field(dialog, "subject") == "Re: Question about 3.4 fixes"
         body = dialog.query_one("#compose-body", TextArea).text
@@ -102,6 +103,16 @@ async def test_r_on_a_fresh_report_gives_the_receipt_and_writes_a_draft_you_can_
         [path] = maildir_drafts(project)
         status = app.screen.query_one("#reader-status", Static).content
         assert f"draft written: Re: Question about 3.4 fixes → bob@example.net · {path}" in str(status)
+        # r again (issue 35): that draft is pending on the thread, so whatever is written now is
+        # blocked at the review. Said when r opens the dialog, with where to find the draft.
+        app.clear_notifications()
+        dialog = await compose(app, pilot, "r")
+        toasts = [" ".join(n.message.split()) for n in app._notifications]
+        assert toasts == ["A draft is already pending on this thread: Re: Question about 3.4 fixes → bob@example.net, "
+                          "in the local Maildir Mail/Drafts (✎ on its row). A new draft on it is blocked at the "
+                          "review until that one is sent or deleted."], toasts
+        await pilot.press("escape")
+        await settle(pilot)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     draft = message_from_bytes(path.read_bytes(), policy=policy.default)
     assert draft["From"] == "Test Triager <triager@frob.example>" and draft["Cc"] == LIST

@@ -82,6 +82,21 @@ class Built:
     target: ComposeTarget
     forms: Mapping[str, ComposeForm]
     where: str
+    #: Said as the dialog opens: the draft already pending on the thread (None: none).
+    pending: str | None = None
+
+
+def pending_words(found) -> str | None:
+    """The toast of a compose on a thread that already has a draft pending (``PendingDrafts``):
+    what is written now is blocked at its proposal (issue 35: said on r, not after the writing)."""
+    if not found.drafts:
+        return None
+    drafts = "; ".join(f"{inert(d.subject)} → {inert(', '.join(d.to))}" for d in found.drafts)
+    where = f", in {inert(found.where)}" if found.where else ""
+    one = len(found.drafts) == 1
+    return (f"{'A draft is' if one else f'{len(found.drafts)} drafts are'} already pending on this thread: "
+            f"{drafts}{where} (✎ on its row). A new draft on it is blocked at the review until "
+            f"{'that one is' if one else 'they are'} sent or deleted.")
 
 
 @dataclass(eq=False)
@@ -181,7 +196,8 @@ class Compose:
         if ahead is not None and ahead.done.is_set() and ahead.built is not None:  # built ahead: shown now
             built = ahead.built
             ahead.taken = True
-            self._open_compose(built.target, dict(built.forms), built.where, dialog=self._take_dialog_ahead(ahead))
+            self._open_compose(built.target, dict(built.forms), built.where, dialog=self._take_dialog_ahead(ahead),
+                               pending=built.pending)
             return
         self._screen.reader.show_status("preparing the mail … (Esc cancels)")
         self._awaited = request
@@ -223,9 +239,14 @@ class Compose:
             target = ComposeTarget(target.kind, thread=thread, thread_id=thread.thread_id,
                                    answering=route.answering)
             forms = session.reply_forms(thread, target.kind, route.answering)
-        else:
-            forms = session.personal_forms(target.account_id, target.message_id, target.kind, source=source)
-            where = session.compose_where(target.account_id)
+            # A draft pending on the thread blocks this one at its proposal: said as the dialog opens.
+            try:
+                pending = pending_words(session.pending_drafts(thread.thread_id))
+            except Exception:  # noqa: BLE001 - never stops the compose: the proposal checks again, says why
+                pending = None
+            return Built(target, forms, where, pending)
+        forms = session.personal_forms(target.account_id, target.message_id, target.kind, source=source)
+        where = session.compose_where(target.account_id)
         return Built(target, forms, where)
 
     def _prepare_compose(self, request: int, target: ComposeTarget, ahead: DraftAhead | None = None) -> None:
@@ -247,7 +268,7 @@ class Compose:
         if worker.is_cancelled or built is None:
             return
         if isinstance(built, Built):
-            self._screen.post_message(ComposeReady(request, built.target, built.forms, built.where))
+            self._screen.post_message(ComposeReady(request, built.target, built.forms, built.where, built.pending))
         else:
             self._screen.post_message(ProposalReady(request, built, "compose"))
 
@@ -362,10 +383,11 @@ class Compose:
             return
         self._awaited = None
         self._screen.reader.restore_status()
-        self._open_compose(message.target, dict(message.forms), message.where)
+        self._open_compose(message.target, dict(message.forms), message.where, pending=message.pending)
 
     def _open_compose(self, target: ComposeTarget, forms: dict[str, ComposeForm], where: str,
-                      note: str | None = None, dialog: ComposeDialog | None = None) -> None:
+                      note: str | None = None, dialog: ComposeDialog | None = None,
+                      pending: str | None = None) -> None:
         from mailtriage.tui.dialogs.compose import ComposeDialog  # lazy, as above
 
         self._compose_shown = (forms, where)
@@ -382,6 +404,8 @@ class Compose:
         if dialog is None:
             dialog = ComposeDialog(forms, where=where, note=note, cursor_blink=self._screen.shell.cursor_blink)
         self._screen.app.push_screen(dialog, composed)
+        if pending is not None:
+            self._screen.notify(pending, title="Draft pending", severity="warning", markup=False, timeout=10)
 
     def compose_kept(self, why: str, body: str | None = None) -> bool:
         """After a refusal (a blocked proposal, a send refused at confirm time): the compose

@@ -65,6 +65,8 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
         self._ahead = False
         self._prepared = False
         self._prepare_timer: Timer | None = None
+        #: Filled while hidden (``fill``): what changed is prepared at once, not after PREPARE_AFTER.
+        self._filled = False
         #: Composed and mounted (its widgets can be filled: ``fill``).
         self._mounted = False
         #: The field focused on mount (None: the form's first empty one, ``_first_field``).
@@ -90,6 +92,7 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
         ahead and not shown: it then shows what ``ComposeDialog(forms, where=..., note=...)``
         would (tests/tui/test_dialogs_ahead.py compares the screens)."""
         keys = self._keys_offered()
+        self._filled = True
         self.forms = dict(forms)
         self.key = next(iter(self.forms))
         self.where = where
@@ -195,9 +198,15 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
         # of them (the footer's keys most) between r and the draft on the screen. Mounted ahead,
         # it is laid out and rendered once it has settled (PREPARE_AFTER without a change: its
         # footer's keys come in bursts), while the message is read: the push composes cached lines.
+        # Filled (the reply built ahead, r about to come: typed as the body shows, it often
+        # came within the 30 ms), what the fill changed is prepared as soon as it is in: its
+        # widgets' updates come one by one, no burst of keys (a fill changes none).
         if self._ahead and hidden(self) and (not self._prepared or hidden_changed(self)):
             if self._prepare_timer is not None:
                 self._prepare_timer.stop()
+            if self._filled and self._prepared:
+                self._prepare()
+                return
             self._prepare_timer = self.set_timer(PREPARE_AFTER, self._prepare)
 
     @property

@@ -379,7 +379,7 @@ class ReaderPane(Vertical):
 
     def show_status(self, text: str, *, error: bool = False) -> None:
         status = self.query_one("#reader-status", Static)
-        status.update(Text(text))
+        status.update(Text(text), layout=False)  # .pane-status is one line: no layout of the screen (issue 35)
         status.set_class(error, "-error")
         self._showing_own = False
 
