@@ -8,12 +8,17 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from textual.widgets import Static
 
 from mailtriage.tui.dialogs.compose import ComposeDialog
 from tests.tui.helpers import make_app, settle
 from tests.tui.test_compose import drafting_project
 from tests.tui.test_imap_network import wait_until
+
+# The dialog prepared ahead is what these tests time (tests/tui/conftest.py turns it off elsewhere).
+pytestmark = pytest.mark.usefixtures("dialogs_ahead")
 
 
 def timer_owner() -> object:
@@ -30,8 +35,8 @@ async def test_r_draws_the_dialog_made_ahead_without_waiting_a_period_of_the_upd
     app = make_app(drafting_project(tmp_path / "p"))
     async with app.run_test(size=(140, 44)) as pilot:
         await settle(pilot)
-        await wait_until(pilot, lambda: app.main._blank is not None and app.main._blank.prepared)
-        blank = app.main._blank
+        await wait_until(pilot, lambda: app.main.composing._blank is not None and app.main.composing._blank.prepared)
+        blank = app.main.composing._blank
         status = app.main.reader.query_one("#reader-status", Static)
         asked: list[bool] = []
         real_refresh = Static.refresh
