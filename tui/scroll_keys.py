@@ -32,3 +32,26 @@ class ScrollKeys:
 
     def action_bottom(self) -> None:
         self._scrolled().scroll_end(animate=False)
+
+
+class OwnScrollKeys:
+    """The same keys' actions for a widget that scrolls itself when focused (the proposal's
+    body, the tracker's issue view), without animation, as the reader scrolls."""
+
+    def action_scroll_down(self) -> None:
+        self.scroll_relative(y=1, animate=False)  # type: ignore[attr-defined]
+
+    def action_scroll_up(self) -> None:
+        self.scroll_relative(y=-1, animate=False)  # type: ignore[attr-defined]
+
+    def action_page_down(self) -> None:
+        self.scroll_page_down(animate=False)  # type: ignore[attr-defined]
+
+    def action_page_up(self) -> None:
+        self.scroll_page_up(animate=False)  # type: ignore[attr-defined]
+
+    def action_scroll_home(self) -> None:
+        self.scroll_home(animate=False)  # type: ignore[attr-defined]
+
+    def action_scroll_end(self) -> None:
+        self.scroll_end(animate=False)  # type: ignore[attr-defined]

@@ -33,6 +33,7 @@ from mailtriage.tui import bindings
 from mailtriage.tui.dialogs import DIALOG_CSS
 from mailtriage.tui.footer import KeyFooter
 from mailtriage.tui.pending import PendingWork
+from mailtriage.tui.scroll_keys import OwnScrollKeys
 from mailtriage.tui.sanitize import inert, inert_text
 from mailtriage.tui.textual_private import wrap_cuts
 from mailtriage.tui.wrapped_text import shifted
@@ -203,28 +204,10 @@ class LongText(Static):
         return rows[offset] if offset < len(rows) else Strip.blank(width, self.visual_style.rich_style)
 
 
-class ProposalBody(VerticalScroll, can_focus=True):
+class ProposalBody(OwnScrollKeys, VerticalScroll, can_focus=True):
     """The proposal's content: focused when the dialog opens, scrolled from the keyboard."""
 
     BINDINGS = bindings.PROPOSAL_BODY
-
-    def action_scroll_down(self) -> None:
-        self.scroll_relative(y=1, animate=False)
-
-    def action_scroll_up(self) -> None:
-        self.scroll_relative(y=-1, animate=False)
-
-    def action_page_down(self) -> None:
-        self.scroll_page_down(animate=False)
-
-    def action_page_up(self) -> None:
-        self.scroll_page_up(animate=False)
-
-    def action_scroll_home(self) -> None:
-        self.scroll_home(animate=False)
-
-    def action_scroll_end(self) -> None:
-        self.scroll_end(animate=False)
 
 
 class ProposalDialog(ModalScreen[bool], bindings.KeyContext, PendingWork):

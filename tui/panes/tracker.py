@@ -32,6 +32,7 @@ from mailtriage.tui.messages import (IssueFailed, IssueOfThreadFound, JumpFailed
 from mailtriage.tui.panes.area import Requests, drop_stale, failure_text, service
 from mailtriage.tui.row_keys import RowKeys
 from mailtriage.tui.sanitize import inert, inert_text
+from mailtriage.tui.scroll_keys import OwnScrollKeys
 
 if TYPE_CHECKING:
     from mailtriage.application import ThreadId
@@ -119,7 +120,7 @@ class TrackerList(RowKeys, OptionList, inherit_bindings=False):
             self.post_message(TrackerPane.ThreadRequested(option_id.partition(":")[2]))
 
 
-class IssueView(VerticalScroll, inherit_bindings=False):
+class IssueView(OwnScrollKeys, VerticalScroll, inherit_bindings=False):
     """The issue's fields and rollup (Tab reaches it): j k g G space scroll it as the reader's, q
     goes back to the issues."""
 
@@ -128,24 +129,6 @@ class IssueView(VerticalScroll, inherit_bindings=False):
     def action_back(self) -> None:
         if isinstance(self.parent, TrackerPane):
             self.parent.query_one(TrackerList).focus()
-
-    def action_scroll_down(self) -> None:
-        self.scroll_relative(y=1, animate=False)
-
-    def action_scroll_up(self) -> None:
-        self.scroll_relative(y=-1, animate=False)
-
-    def action_page_down(self) -> None:
-        self.scroll_page_down(animate=False)
-
-    def action_page_up(self) -> None:
-        self.scroll_page_up(animate=False)
-
-    def action_scroll_home(self) -> None:
-        self.scroll_home(animate=False)
-
-    def action_scroll_end(self) -> None:
-        self.scroll_end(animate=False)
 
 
 class TrackerPane(Vertical):
