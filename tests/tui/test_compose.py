@@ -18,7 +18,7 @@ from mailtriage.core.secrets import set_secret
 from mailtriage.tui.dialogs.compose import ComposeDialog
 from mailtriage.tui.dialogs.proposal import ProposalDialog
 from tests.servers.smtp import SmtpServer
-from tests.tui.helpers import make_app, mbox_project, screen_text, settle
+from tests.tui.helpers import back_to_the_list, make_app, mbox_project, screen_text, settle
 from mailtriage.tui.panes.folders import FolderList
 from mailtriage.tui.panes.thread_list import ThreadList
 
@@ -225,22 +225,6 @@ def an_editor_that_adds_a_bcc(tmp_path, monkeypatch) -> None:
     monkeypatch.delenv("VISUAL", raising=False)
 
 
-async def back_to_the_list(app, pilot) -> None:
-    """Between two checks on one app: every dialog closed (Esc), the focus on the thread list
-    (3), its cursor where it was."""
-    from mailtriage.tui.screens.main import MainScreen
-
-    for _ in range(4):
-        if isinstance(app.screen, MainScreen):
-            break
-        await pilot.press("escape")
-        await settle(pilot)
-    assert isinstance(app.screen, MainScreen), app.screen
-    await pilot.press("3")
-    await settle(pilot)
-    assert isinstance(app.focused, ThreadList), app.focused
-
-
 async def test_the_keys_that_open_no_draft_on_a_project_thread(tmp_path, monkeypatch):
     """Four checks that write nothing, on one app of the drafting project at 140x44 (each was a
     test with an app of its own; issue 36 §7): C is for personal accounts only; r in the reader
@@ -252,9 +236,9 @@ async def test_the_keys_that_open_no_draft_on_a_project_thread(tmp_path, monkeyp
     async with app.run_test(size=(140, 44)) as pilot:
         await c_is_for_personal_accounts_only(app, pilot)
         await r_in_the_reader_runs_on_the_app_s_handling_of_the_key_and_asks_the_screen_directly(app, pilot)
-        await back_to_the_list(app, pilot)  # the cursor still on the newest thread, Bob's question
+        await back_to_the_list(pilot)  # the cursor still on the newest thread, Bob's question
         await the_editor_edits_the_headers_and_they_are_checked(app, pilot, tmp_path)
-        await back_to_the_list(app, pilot)
+        await back_to_the_list(pilot)
         await a_follow_up_gets_a_quoted_reply_and_reply_all_keeps_the_security_cc(app, pilot)
     assert maildir_drafts(project) == []
 

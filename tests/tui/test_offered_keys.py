@@ -15,7 +15,7 @@ from mailtriage.tui.footer import KeyFooter
 from mailtriage.tui.mailbox_rows import MAILBOX_KIND, MailboxRow
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.rows import ListRows
-from tests.tui.helpers import make_app, screen_text, settle
+from tests.tui.helpers import back_to_the_list, make_app, screen_text, settle
 
 WHEN = datetime(2026, 11, 27, 12, 0, tzinfo=timezone.utc)
 
@@ -392,22 +392,6 @@ async def test_a_pane_with_nothing_to_open_does_not_offer_enter_and_says_why_in_
 # (asserted by ``back_to_the_list`` between them), and a failure's traceback names the check.
 
 
-async def back_to_the_list(app, pilot) -> None:
-    """Between two checks on one app: every screen above the main one closed (Esc), the focus on
-    the thread list (3), its cursor where it was."""
-    from mailtriage.tui.screens.main import MainScreen
-
-    for _ in range(4):
-        if isinstance(app.screen, MainScreen):
-            break
-        await pilot.press("escape")
-        await settle(pilot)
-    assert isinstance(app.screen, MainScreen), app.screen
-    await pilot.press("3")
-    await settle(pilot)
-    assert isinstance(app.focused, ThreadList), app.focused
-
-
 async def test_the_help_screen_and_the_error_details_take_their_keys(tmp_path):
     """F1 and ? close the help; the help pages as a pager; ! with no error says so in a toast."""
     from mailtriage.tui.screens.help import HelpScreen
@@ -430,10 +414,10 @@ async def test_the_demos_panes_queue_and_dialogs_offer_and_take_their_keys(demo_
     async with app.run_test(size=(120, 40)) as pilot:
         await an_empty_proposal_says_why_in_a_toast_and_opens_no_dialog(app, pilot)  # from the project's list
         await g_and_G_go_to_the_first_and_last_row_of_the_sources_tracker_and_queue(app, pilot)  # ends in the queue
-        await back_to_the_list(app, pilot)
+        await back_to_the_list(pilot)
         await open_demo_inbox(app, pilot)  # the sources' first row is highlighted again (g above)
         await the_attachments_dialog_offers_its_view_keys_once_something_is_viewed(app, pilot)
-        await back_to_the_list(app, pilot)  # the INBOX, the cursor on the message just read
+        await back_to_the_list(pilot)  # the INBOX, the cursor on the message just read
         assert "Threads · demo · INBOX" in screen_text(app)
         await the_move_picker_moves_with_j_k_g_G_and_enter_moves_there(app, pilot)
 
@@ -444,5 +428,5 @@ async def test_the_full_headers_and_the_queues_filters_offer_and_take_their_keys
     app = demo_app(demo_dir)
     async with app.run_test(size=(100, 30)) as pilot:
         await full_headers_scroll_with_the_readers_keys(app, pilot)
-        await back_to_the_list(app, pilot)
+        await back_to_the_list(pilot)
         await the_queues_all_key_is_offered_only_when_a_filter_is_on(app, pilot)
