@@ -19,8 +19,8 @@ from textual.message import Message
 
 from mailtriage.tui import first_paint, textual_private
 from mailtriage.tui.panes.thread_list import ThreadList
-from mailtriage.tui.head_start import (FIRST_FRAME_WAIT, FIRST_PAGE, READ_AHEAD_WAIT, ForkedHeadStart, HeadStart,
-                                       ListingPart, adopt_records, read_head_start)
+from mailtriage.tui.head_start import (FIRST_FRAME_WAIT, FIRST_PAGE, FIRST_PAGE_WAIT, READ_AHEAD_WAIT, ForkedHeadStart,
+                                       HeadStart, ListingPart, adopt_records, read_head_start)
 
 if TYPE_CHECKING:
     from mailtriage.core.settings import UserSettings
@@ -151,30 +151,29 @@ class FirstScreen:
 
     def first_page_for_first_frame(self) -> ListingPart | None:
         """A cold start, as the main screen shows the head start (just before its first frame): the
-        child's first page when it has sent it by now, for that frame, and this process's opening and
-        first listing started (after that frame when it shows rows, as after a warm start's; the
-        listing goes on from the page). None when the page has not come yet: the listing shows it
-        when it comes. Its rows in a frame of their own after the first cost ~0.1 s more to the
-        newest subject on a 100k folder (issue 33, benchmarks/bench_read_newest.py). Once."""
+        child's first page when it is here by now or within FIRST_PAGE_WAIT, for that frame, and
+        this process's opening and first listing started (after that frame when it shows rows, as
+        after a warm start's; the listing goes on from the page). None when the page has not come:
+        the listing shows it when it comes. In a frame of its own, after an empty one, the page's
+        rows came 0.1-0.2 s later (issue 33, benchmarks/bench_read_newest.py). Once."""
         self._first_frame_passed = True
         if not self._open_at_first_frame:
             return None  # (the opening started already, or a late head start's opens as it comes)
         self._open_at_first_frame = False
         child = self._listing_child
-        part = child.next_listing() if child is not None and child.ready(0) else None  # (read whole once it starts)
-        if part is not None:
-            adopt_records(part.operations, part.trace)
-            self._first_page = part
-            if part.read_follows is not None and child is not None and child.ready(0):
-                # Its read ahead is here too (it follows the page at once): received now, so the first
-                # frame's Enter finds it offered (the listing's worker would take it a few turns later).
-                child.receive_read_ahead_while(lambda: True)
+        part = child.next_listing() if child is not None and child.ready(FIRST_PAGE_WAIT) else None
         if part is None:  # the listing takes the page as it comes: it starts now, as the opening does
             if child is not None and child.ready(0):  # it failed (and was ended): this process lists
                 self._listing_child_taken = True
             self._open_session()
-        else:  # as after a warm start's rows: the opening's imports and sign-in do not slow this frame
-            self.call_after_refresh(self._open_session)
+            return None
+        adopt_records(part.operations, part.trace)
+        self._first_page = part
+        if part.read_follows is not None and child is not None and child.ready(0):
+            # Its read ahead, which follows the page at once, is here too: received now, so that an
+            # Enter on the first frame finds it offered (the listing's worker takes it turns later).
+            child.receive_read_ahead_while(lambda: True)
+        self.call_after_refresh(self._open_session)  # (its imports and sign-in do not slow this frame)
         return part
 
     def first_page_shown(self) -> ListingPart | None:

@@ -61,6 +61,8 @@ FIRST_PAGE = 200
 #: start (the child is usually done by then: it opens the project while the parent imports
 #: Textual). A later answer is shown when it comes, in a second frame.
 FIRST_FRAME_WAIT = 0.2
+#: How long a cold start's main screen waits as it mounts for the child's first page (tui/first_screen.py).
+FIRST_PAGE_WAIT = 0.1
 #: How long a late child may take in all before the parent opens the project itself. It does
 #: what the parent would do in its place (open the project, scan an archive the first time),
 #: so the parent waits for it rather than doing the same work beside it.
@@ -199,8 +201,7 @@ class ForkedHeadStart:
     def _keep_read(self, read: ThreadRead) -> None:
         """The read ahead came: kept for :meth:`take_read_ahead`, unless dropped meanwhile."""
         with self._read_lock:
-            kept = self.read_ahead_for is not None and read.thread_id == self.read_ahead_for
-            if kept:
+            if kept := self.read_ahead_for is not None and read.thread_id == self.read_ahead_for:
                 self._read_ahead = read
         self.read_settled.set()
         if kept and self.read_arrived is not None:

@@ -19,7 +19,7 @@ from datetime import timedelta
 import pytest
 
 from mailtriage.core.trace import OPLOG, TRACE
-from mailtriage.tui import head_start
+from mailtriage.tui import first_screen, head_start
 from mailtriage.tui.head_start import STARTUP_CALLER, ForkedHeadStart
 from mailtriage.tui.panes.reader import ReaderPane
 from mailtriage.tui.panes.thread_list import ThreadList
@@ -285,6 +285,24 @@ async def test_a_cold_starts_first_page_that_came_before_the_first_frame_is_in_i
             await wait_until(pilot, lambda: "2 threads · via list_recent_threads → imap" in threads_status(app))
     finally:
         proxy.release()
+
+
+async def test_a_cold_starts_first_frame_waits_a_moment_for_the_first_page(proxied_project, monkeypatch):
+    """The main screen, as it mounts, waits for a first page still on its way (at most
+    FIRST_PAGE_WAIT, here made long enough for any load): its rows are in the first frame."""
+    monkeypatch.setattr(head_start, "FIRST_PAGE", 1)
+    monkeypatch.setattr(first_screen, "FIRST_PAGE_WAIT", WAIT_BOUND)
+    project, _proxy = proxied_project
+    child = ForkedHeadStart.start(project, demo=False)
+    app = make_app(project)
+    app.first_page = 1
+    assert child.ready(WAIT_BOUND)
+    app.prepare_first_screen(child)  # the head start only: the child lists on
+    at_layouts, hook = rows_at_each_layout(app)
+    async with app.run_test(size=(140, 40), message_hook=hook) as pilot:
+        await wait_until(pilot, lambda: len(at_layouts) > 1)
+        assert at_layouts[1] == 1, at_layouts
+        await wait_until(pilot, lambda: "2 threads · via list_recent_threads → imap" in threads_status(app))
 
 
 async def test_a_cold_starts_read_ahead_is_shown_in_the_enters_own_frame(proxied_project, monkeypatch):
