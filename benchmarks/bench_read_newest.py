@@ -294,29 +294,37 @@ FIRST_KEY_GOAL = 0.60
 
 
 #: ``--child``: start-up's child alone, timed in a fresh process (the head start handed over, the
-#: first row's thread read ahead), on a warm summary cache: the critical path of a warm start.
+#: first row's thread read ahead), on a warm summary cache: the critical path of a warm start; and
+#: cold (no cache): the first page handed over, then its first row's read ahead.
 CHILD_PROBE = """
 import os, sys, time
 t0 = time.perf_counter()
 from mailtriage.tui.head_start import ForkedHeadStart
 child = ForkedHeadStart.start(__import__("pathlib").Path(sys.argv[1]), demo=False)
 head = child.result()
+cold = head is not None and head.listing is None and head.listing_follows
+page = child.next_listing() if cold else None  # a cold start: the first page (its rows) handed over
 t1 = time.perf_counter()
-child.receive_read_ahead()
+if cold:
+    child.receive_read_ahead_while(lambda: True)
+else:
+    child.receive_read_ahead()
 t2 = time.perf_counter()
-ok = head is not None and head.listing is not None and child._read_ahead is not None
+if cold and child.next_listing() is not None:  # the whole window: the summary cache written for a warm one
+    child.finish()
+ok = head is not None and (head.listing is not None or page is not None) and child._read_ahead is not None
 print(f"{t1 - t0:.3f} {t2 - t0:.3f} {int(ok)}")
 if ok and os.environ.get("BENCH_CHILD_STEPS"):  # the child's steps, seconds from the probe's start
     start = time.time() - (time.perf_counter() - t0)
-    for line in [*head.trace, *child._read_ahead.trace]:
+    for line in [*head.trace, *(page.trace if page else []), *child._read_ahead.trace]:
         if line.direction != "<" or " OK " in line.text:
             print(f"  {line.at - start:6.3f} {line.channel} {line.direction} {line.text[:70]}", file=sys.stderr)
 """
 
 
 def time_child(python: str, project: Path, env: dict[str, str]) -> tuple[float, float] | None:
-    """(head start handed over, read ahead received), seconds from the probe's start; None when
-    the child had no warm head start or no read ahead."""
+    """(head start handed over, read ahead received), seconds from the probe's start (cold: the first
+    page handed over); None when the child had neither rows nor a read ahead."""
     out = subprocess.run([python, "-c", CHILD_PROBE, str(project)], env={**os.environ, **env},
                          capture_output=True, text=True, timeout=120)
     if out.stderr and os.environ.get("BENCH_CHILD_STEPS"):
@@ -417,8 +425,9 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--install", action="store_true", help="apt-get install the missing peers first")
     parser.add_argument("--no-clients", action="store_true", help="our app only")
-    parser.add_argument("--child", action="store_true", help="also time start-up's child alone (warm): its "
-                        "head start and its read ahead, ours and --compare's, alternated")
+    parser.add_argument("--child", action="store_true", help="also time start-up's child alone, warm (its "
+                        "head start and its read ahead) and cold (its first page and its read ahead), ours and "
+                        "--compare's, alternated")
     parser.add_argument("--compare", type=Path, help="another checkout with its own .venv (e.g. an older "
                         "commit in a worktree), run in the same alternation: a before/after pair from one run")
     parser.add_argument("--phases", default="launch,open", help="launch (launch -> subject, body), open "
@@ -599,13 +608,17 @@ def main() -> int:
                     pythons["compare"] = str(args.compare / ".venv" / "bin" / "python")
                 child_times: dict[str, list[tuple[float, float]]] = {}
                 for run in range(args.runs * 2):
-                    for name, python in pythons.items():
-                        where = cache if name == "mailtriage" else tmp / "cache-compare"
-                        got = time_child(python, project, {**env, "MAILTRIAGE_CACHE_DIR": str(where)})
-                        if got is not None:
-                            child_times.setdefault(name, []).append(got)
-                print(f"\nStart-up's child alone, warm (median of {args.runs * 2}; load "
-                      f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}): head start handed over / read ahead done, s")
+                    for state in ("warm", "cold"):
+                        for name, python in pythons.items():
+                            where = cache if name == "mailtriage" else tmp / "cache-compare"
+                            if state == "cold":  # no summary cache: the child lists the first page
+                                shutil.rmtree(where, ignore_errors=True)
+                            got = time_child(python, project, {**env, "MAILTRIAGE_CACHE_DIR": str(where)})
+                            if got is not None:
+                                child_times.setdefault(f"{name} {state}", []).append(got)
+                print(f"\nStart-up's child alone (median of {args.runs * 2}; load "
+                      f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}): warm, head start handed over / read "
+                      "ahead done; cold, first page handed over / read ahead done, s")
                 for name, got in child_times.items():
                     print(f"  {name:12} {statistics.median(g[0] for g in got):.3f} / "
                           f"{statistics.median(g[1] for g in got):.3f}   ({len(got)} runs)")
