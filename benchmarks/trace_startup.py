@@ -1,7 +1,11 @@
 """Where a start's time goes: timestamps at each start-up step of ``mailtriage --demo`` (issue 33).
 
     .venv/bin/python benchmarks/trace_startup.py [--runs 3] [--no-key] [--compare DIR] [--no-first-paint]
-        [--profile FILE] [--server FILE]   (TRACE_STARTUP_DETAIL=1: also Textual's layouts, renders, CSS passes and frames)
+        [--profile FILE] [--server FILE [--cold]]   (TRACE_STARTUP_DETAIL=1: also Textual's layouts, renders, CSS passes and frames)
+
+``--cold`` (with ``--server``): each run a cold start instead (the cache removed before it: no summary
+cache, no kept frame), Enter typed when the newest subject is first on the terminal; the child's frames
+(head start, first page, read ahead, window) and the app's first rows are marked too.
 
 Each run is a fresh warm start on a pseudo-terminal (bench_tui.Terminal, as bench_startup.py
 plays it: one unmeasured warm-up start first keeps the first frame). Enter is typed the moment
