@@ -258,6 +258,51 @@ then ``OPEN_WAITS_FOR_READ_AHEAD`` measured on it and removed.
   written 4.02 s (UI 0.76 s), on the terminal 4.34 s; the app's own project opening 4.38-5.08 s, after
   the body. So at this load the UI thread's path (Textual's import and the two frames) is the later one,
   not the read ahead; the child's path ends 0.4 s before the keys are released.
+
+cold10 (2026-12-04, 12:30-13:15 UTC; six other helpers on the 2 cores, load 2-25 and rising): the cold start
+(no summary cache, no kept frame), whose body was 1.21x aerc on the lead's quiet run (0.648 s against 0.783 s;
+warm 1.62x).
+
+  Where the cold start's time went (``trace_startup.py --server /tmp/f100k --cold``, new, load 2-3, medians of
+  4, seconds from the spawn): the child forked 0.09, its project opening (imports of the IMAP stack) to 0.24,
+  its sign-in 0.24-0.39 (connect; the keyring's import before the LOGIN, ~50 ms; LIST; SELECT of the 100k
+  INBOX, 0.06-0.14 s of Dovecot), then its listing SELECTed the folder a second time (another ~50 ms of
+  Dovecot) before the first page's FETCH; page sent 0.44-0.49, read ahead 0.03-0.06 s later. The app:
+  Textual imported 0.28, main screen up 0.40-0.46 with no rows, then the page through the listing's worker
+  and a frame of its own 0.10-0.20 s later; the app's own project opening (its imports) started at its
+  mount, beside both frames; the Enter then went through the read worker (a "loading" frame) to the read
+  ahead.
+
+  Changed: the child's listing takes the sign-in's SELECT (one NOOP: ImapSource._folder_state, with nothing
+  run on the connection since prepare_read); the main screen, as it mounts, takes the child's first page
+  when it is in the pipe or comes within FIRST_PAGE_WAIT (0.1 s), so the first frame shows it (as a warm
+  start's cached rows), and the read ahead behind it when it is there too; the cold read ahead is offered
+  to the reader as a warm one is (the Enter shows it in its own frame); the app's own opening starts after
+  that frame. ``--child`` now times the child cold too (first page handed over / read ahead done).
+
+  Looked at and left: Dovecot's read of its 4.7 MB uidlist (0.06-0.2 s) is paid at the first folder access
+  after any LIST (imaplib, 4 sessions each at load 10: LIST then SELECT 0.18-0.23 s; SELECT then LIST, the
+  next FETCH of headers 0.18 s; no LIST, SELECT 2 ms and the headers 14 ms, the first body 0.16-0.19 s). The
+  sign-in's LIST is the availability check (check_available), so the first page pays it; checking the
+  folder without a LIST would put the page 0.06-0.2 s earlier (the read ahead paying it instead), but it
+  changes what every sources check does: not done here. A frame drawn before Textual loads from the
+  child's rows: not built (the child's page comes at about the time Textual's first frame does, 0.40-0.46 s
+  at load 2-3, so it would show the subject little sooner, and it would have to lay out the app's panes
+  without Textual). The app's own opening after the first frame still competes with an Enter typed at
+  once (its imports hold the GIL while the body's frame is made: 0.1-0.2 s at load 6); waiting longer
+  before it would favour that Enter over a key that needs the session.
+
+  ``--server /tmp/f100k --phases launch,firstkey --runs 5 --clients aerc --compare /work/base`` (c34f710),
+  13:11-13:15 UTC, load 22.8 at the start, 24.2 at the end (walls ~5x their quiet values: only the same
+  run's comparison speaks):
+
+    launch phase:   | ours cold | ours warm | base cold | base warm | aerc  |
+      newest subject | 3.023     | 0.428     | 3.575     | 0.397     | 2.374 |
+      newest body    | 3.849     | 3.040     | 4.224     | 3.044     | 2.469 |
+    base / ours, body: cold 1.10x, warm 1.00x; aerc / ours 0.64x cold, 0.81x warm (at this load aerc's one
+    process loses least).
+    firstkey (warm, the code path unchanged): ours median 3.640 (max 3.707), base 3.567 (3.858), aerc 2.715
+    (3.416); CPU of our process by then 0.560 s, base's 0.580 s.
 """
 
 from __future__ import annotations
