@@ -212,6 +212,10 @@ class Listing:
                 if came is None:  # failed (or cancelled): the rest is listed here
                     break
                 part = came
+            if part is not None and part is shown and part.whole and not worker.is_cancelled:
+                # The first frame showed the whole window: answered as a whole listing is, now that the
+                # project is open (the new-report poll starts then, the next start's frame is kept).
+                screen.post_message(ThreadsLoaded(request, list_name, rows_for(part.listing()), part.resolution))
             if (part is not None and part.whole) or worker.is_cancelled:
                 return
             if part is None and session.listing_can_be_limited():
