@@ -15,7 +15,7 @@ without the IMAP summary cache and a warm run).
 
 Issue 39's goal, sync at 10,000 issues over IMAP <= 10 s (2026-12-04, storm10; ``--imap
 --issues 10000 --runs 3``, this checkout beside /work/base run at the same time, both
-niced, a 30-minute bench_storm beside them, load 4.4-5.4): median of the warm runs 7.8 s here
+niced, a 30-minute bench_storm seeding beside them, load 2.3-7.3): median of the warm runs 7.8 s here
 (6.5 s base: the same sync code; the spread is the load), the previous path (every thread
 read on its own) 84.9 s, 10.9x; 26 thread reads, 112 IMAP commands (previous 10,000 and
 40,004); the listing and the heads 1.0 s (0.66 base). Without the IMAP summary cache 17.7 s
@@ -28,7 +28,9 @@ view); the IMAP listing is ~2.4 s of it. Warm (4.5 s profiled): the tracker's li
 2.2 s of it ``url_for`` resolving each listed file's path once more; IMAP 0.8 s. Without
 the summary cache (6.0 s profiled): the IMAP walk of the 20,000 messages 2.4 s, the
 tracker's listing 2.1 s. What remains over 10 s is the tracker's first read of its files,
-not IMAP round trips.
+not IMAP round trips. The same run alone at load 11-13 (a storm and other helpers' runs
+beside it, nice 19): warm 17.6 s, without the summary cache 35.0 s, first sync 225 s: the
+figures follow the share of a core this process gets.
 """
 
 from __future__ import annotations
