@@ -216,8 +216,8 @@ def launch(folder, *, demo):
     StartupKeys.on_event = on_event
     from mailtriage.tui.panes.reader import ReaderPane
     wrap(ReaderPane, "show_thread", "reader shows the thread")
-    from mailtriage.tui.controllers.reading import ReadingController
-    wrap(ReadingController, "open_thread", "Enter opens the thread")
+    from mailtriage.tui.controllers import reading  # the reading component (a mixin of MainScreen before)
+    wrap(getattr(reading, "Reading", None) or reading.ReadingController, "open_thread", "Enter opens the thread")
     wrap(ForkedHeadStart, "_keep_read", "read ahead received (a worker)")
     wrap(ForkedHeadStart, "next_listing", "app: child's first listing part received (a worker)")
     wrap(getattr(listing_module, "Listing", MainScreen), "loaded", "app: first rows loaded (UI)")
