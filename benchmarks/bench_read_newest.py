@@ -303,6 +303,19 @@ warm 1.62x).
     process loses least).
     firstkey (warm, the code path unchanged): ours median 3.640 (max 3.707), base 3.567 (3.858), aerc 2.715
     (3.416); CPU of our process by then 0.560 s, base's 0.580 s.
+  The same command again after merging main (ours = this branch + main's merges since c34f710; base the
+  same c34f710), 13:26-13:30 UTC, load 24.9 -> 25.6:
+
+    launch phase:   | ours cold | ours warm | base cold | base warm | aerc  |
+      newest subject | 3.277     | 0.513     | 3.357     | 0.416     | 2.154 |
+      newest body    | 4.151     | 2.810     | 3.761     | 2.622     | 2.236 |
+    base / ours, body: cold 0.91x, warm 0.93x. firstkey: ours 3.159 (max 3.425), base 3.087 (3.534), aerc
+    2.413 (3.332); CPU 0.570 / 0.550 / 0.500 s.
+
+  So at load 23-25 the two runs disagree (cold body 1.10x and 0.91x of base): the load decides, not the
+  change, and the goal cannot be judged; the quiet re-measure decides. What could cost under such a load:
+  the first page then comes well after the main screen mounts, so FIRST_PAGE_WAIT (0.1 s) delays the empty
+  first frame for nothing; if the quiet figures show no gain, FIRST_PAGE_WAIT = 0 is the one-line check.
 """
 
 from __future__ import annotations
