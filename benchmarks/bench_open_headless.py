@@ -120,7 +120,11 @@ def messages(threads: int, per_thread: int):
     return out
 
 
-async def measure(project: Path, opens: int, profile: str | None) -> dict[str, list[float]]:
+async def measure(project: Path, opens: int, profile: str | None, steps: bool = False) -> dict[str, list[float]]:
+    import asyncio
+
+    from textual import events
+
     from mailtriage.tui.panes.reader import ReaderPane
     from mailtriage.tui.panes.thread_list import ThreadList
     from tests.tui.helpers import make_app, settle
@@ -145,6 +149,31 @@ async def measure(project: Path, opens: int, profile: str | None) -> dict[str, l
         display(screen, renderable)
 
     app._display = frame
+    ran: list[tuple[float, float, str]] = []  # --steps: the UI thread's steps (wall, CPU, what)
+    walls: list[tuple[float, str]] = []  # --steps: each frame's wall time and what it showed
+    if steps:
+        from bench_habits_headless import probe_steps
+
+        probe_steps(ran)
+        shown_display = app._display
+
+        def framed(screen, renderable) -> None:
+            if renderable is not None:
+                walls.append((time.perf_counter(), "FRAME" + (" (the reader holds the thread)" if panes
+                                                              and panes[0].thread is not None else "")))
+            shown_display(screen, renderable)
+        app._display = framed
+
+    async def enter() -> None:
+        if not steps:
+            await pilot.press("enter")
+            return
+        # --steps: Enter as a terminal's key (the driver's queue), without Pilot's wait for idle
+        event = events.Key("enter", "\r")
+        event.set_sender(app)
+        app._driver.send_message(event)
+        await asyncio.sleep(0)
+
     async with app.run_test(size=(160, 50)) as pilot:
         await settle(pilot)
         listing = app.screen.query_one(ThreadList)
@@ -159,10 +188,13 @@ async def measure(project: Path, opens: int, profile: str | None) -> dict[str, l
             if profiler is not None:
                 profiler.enable()
             frames.clear()
+            ran.clear()
+            walls.clear()
+            wall = time.perf_counter()
             cpu = time.thread_time()
-            await pilot.press("enter")
+            await enter()
             while reader.thread is None or reader.thread.thread_id != row.thread_id:
-                await pilot.pause(0)
+                await asyncio.sleep(0.001) if steps else await pilot.pause(0)
             # the first frame that shows it (each frame goes through App._display)
             while not (shown := [when for when, thread in frames if thread is reader.thread]):
                 await pilot.pause(0)
@@ -172,6 +204,12 @@ async def measure(project: Path, opens: int, profile: str | None) -> dict[str, l
                 profiler.disable()
             await settle(pilot)
             settled.append(time.thread_time() - cpu)
+            if steps:
+                print(f"STEPS open {n}{' (the first of the process)' if n == 0 else ''} ({len(reader.thread.messages)} msg), ms from Enter: wall, UI CPU of the step",
+                      file=sys.stderr)
+                for when, what in sorted([(w, f"{c * 1000:5.1f} {what}") for w, c, what in ran]
+                                         + [(w, f"  --- {what}") for w, what in walls]):
+                    print(f"  {(when - wall) * 1000:7.1f}  {what}", file=sys.stderr)
             await pilot.press("q")
             await settle(pilot)
     if profiler is not None:
@@ -182,7 +220,7 @@ async def measure(project: Path, opens: int, profile: str | None) -> dict[str, l
 def child(args) -> None:
     import asyncio
 
-    figures = asyncio.run(measure(Path(args.project), args.opens, args.profile))
+    figures = asyncio.run(measure(Path(args.project), args.opens, args.profile, args.steps))
     print(json.dumps(figures))
 
 
@@ -193,6 +231,9 @@ def main() -> int:
     parser.add_argument("--messages", type=int, default=5, help="messages of every other thread")
     parser.add_argument("--before", type=Path, metavar="CHECKOUT")
     parser.add_argument("--profile", metavar="FILE")
+    parser.add_argument("--steps", action="store_true",
+                        help="print, per open, every UI-thread step of 0.3 ms or more from Enter to settled, "
+                             "the frames and what each screen update draws (Enter sent as a terminal's key)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--project", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -220,10 +261,15 @@ def main() -> int:
                 argv = [PYTHON, __file__, "--child", "--project", str(project), "--opens", str(args.opens)]
                 if args.profile and label == "ours" and rnd == args.rounds - 1:
                     argv += ["--profile", args.profile]
+                if args.steps and rnd == args.rounds - 1:
+                    argv += ["--steps"]
                 out = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
                 if out.returncode:
                     print(out.stderr[-3000:])
                     return 1
+                if args.steps and rnd == args.rounds - 1:
+                    print(f"== {label}\n" + "\n".join(line for line in out.stderr.splitlines()
+                                                      if line.startswith(("STEPS", "  "))))
                 got = json.loads(out.stdout.strip().splitlines()[-1])
                 sizes = got.pop("sizes")
                 for n, paint in list(zip(sizes, got["paint"]))[1:]:  # the paint by the thread's size
