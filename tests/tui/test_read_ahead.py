@@ -85,3 +85,26 @@ async def test_esc_while_the_reply_is_prepared_cancels_it_and_no_dialog_opens_la
         await settle(pilot)
         assert not isinstance(app.screen, ComposeDialog)
         assert "preparing the mail" not in screen_text(app)
+
+
+async def test_the_newest_message_is_being_read_when_the_folders_rows_are_first_drawn(held_project):
+    """A habit user opens the folder and types Enter as soon as the newest row shows (bench_habits):
+    its read ahead started after the rows' frame (the list's Highlighted reached the screen a frame
+    later), so that Enter waited for the round trip in most runs (issue 35: open <= 2x aerc's)."""
+    project, _proxy = held_project
+    app = make_app(project)
+    seen: list[bool] = []  # at each frame that shows the folder's rows: a read of the newest one on its way?
+    display = app._display
+
+    def frame(screen, update) -> None:  # each screen update Textual writes
+        if update is not None and "Lunch on Friday" in screen_text(app) and not seen:
+            seen.append(any(w.group == "read-ahead" for w in app.main.workers))
+        display(screen, update)
+    app._display = frame
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        assert seen == [True]
+        await settle(pilot)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert BODY in screen_text(app)
