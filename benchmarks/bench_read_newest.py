@@ -258,6 +258,19 @@ then ``OPEN_WAITS_FOR_READ_AHEAD`` measured on it and removed.
   written 4.02 s (UI 0.76 s), on the terminal 4.34 s; the app's own project opening 4.38-5.08 s, after
   the body. So at this load the UI thread's path (Textual's import and the two frames) is the later one,
   not the read ahead; the child's path ends 0.4 s before the keys are released.
+
+open10 (2026-12-04), 100,001 messages (the lead's ``--serve`` folder), ``--server FILE --phases open
+--runs 5 --clients aerc --compare /work/base`` (c34f710), seconds, key -> body:
+
+  | run (load)          | ours (single runs)                         | compare | aerc  | goal         |
+  |---------------------|--------------------------------------------|---------|-------|--------------|
+  | 12:13 (0.5, lead's) | 0.040 (0.029-0.044), same code as compare   | -       | 0.029 | <= 0.050 met |
+  | 13:19 (20-22)       | 0.123 (0.051, 0.154, 0.129, 0.123, 0.074)   | 0.134   | 0.044 | not at load  |
+
+  On this path the thread is read ahead (the cursor rested 1 s): Enter is the UI thread's alone.
+  This session's changes come after the body's frame (the focus move repaints the list's cursor
+  row, not the list and the view whole, and lays nothing out again: bench_open_headless.py open10),
+  so the figure moves with the load, not with them; the next key (r, q, j) waits ~3.5 ms less.
 """
 
 from __future__ import annotations
