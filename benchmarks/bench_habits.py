@@ -382,7 +382,12 @@ open10). The machine stayed at load 20-24 for the rest of the session (other hel
   Single opens: ours 0.080-0.243, before 0.101-0.283, aerc 0.024-0.130. At this load the figure
   is the CPU the two cores give each process, not the path: the goal cannot be shown met or missed,
   and reply's before/after is inside its spread (ours 0.030-0.343, before 0.059-0.233). To judge
-  it: the same command on a quiet machine. Left on the open path (UI CPU, bench_open_headless):
+  it: the same command on a quiet machine. Headless (bench_habits_headless --rounds 2 --before,
+  UI CPU ms, 2 processes each, load 21-27): Enter -> the compose dialog (r at the body's frame)
+  58.9 vs 66.2, r -> its frame 8.8 vs 11.6, settled 17.1 vs 19.4; f -> the proposal 142 vs 67 in
+  that run but 71.6 in a repeat (one process, load 24; the focus change alone turned off there:
+  75.6): nothing on f's path changed but the list's blur, which now paints one row instead of all.
+  Left on the open path (UI CPU, bench_open_headless):
   the body's frame (~10 ms: layout, the body's lines, the reading pane's border) and Enter's
   handling before it (~5-7 ms: show_thread, the focus move's restyle of the two panes' borders).
 """
