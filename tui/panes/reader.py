@@ -21,6 +21,7 @@ from mailtriage.core.lean_dataclass import lean_dataclass  # @dataclass(eq=False
 from mailtriage.application import Message, Thread
 from mailtriage.core.inert import sender_mismatch
 from mailtriage.tui import bindings
+from mailtriage.tui.focus_paint import OwnFocusPaint, SizedInPlace
 from mailtriage.tui.panes.crypto import crypto_text, part_label
 from mailtriage.tui.sanitize import MARKER_STYLE, has_hidden_characters, inert_text
 from mailtriage.tui.wrapped_text import WrappedText
@@ -163,18 +164,17 @@ def thread_texts(thread: Thread) -> ThreadTexts:
     return make_texts(thread)
 
 
-class ThreadView(VerticalScroll, can_focus=True):
+class ThreadView(OwnFocusPaint, SizedInPlace, VerticalScroll, can_focus=True):
     BINDINGS = bindings.READER
 
     #: Set by the screen while search results are what the thread list shows.
     search_active: bool = False
 
     def watch_has_focus(self, _has_focus: bool) -> None:
-        """Not restyled by a focus move: no rule styles the view, or anything in it, by its
-        focus (the pane's ``-active`` border shows where the focus is; tests/tui/test_open_restyle.py
-        checks that a restyle would change nothing). Textual restyled the whole subtree on
-        Enter, every header and body Static (~3-5 ms of the UI thread), then the view alone
-        (~1-2 ms more before the body's frame, issue 33)."""
+        """Neither restyled nor repainted by a focus move (OwnFocusPaint): nothing in the view is
+        styled by its focus (the pane's ``-active`` border shows it; tests/tui/test_open_restyle.py
+        checks a restyle would change nothing). Textual restyled every header and body Static on
+        Enter (~3-5 ms of the UI thread), then the view alone (~1-2 ms more, issue 33)."""
 
     @lean_dataclass
     class MatchStepRequested(TextualMessage):
