@@ -217,10 +217,16 @@ def check_meta(meta: dict[str, Any], where: str) -> dict[str, Any]:
 
 # -- whole files -----------------------------------------------------------------------
 
-def parse_issue(text: str, where: str) -> IssueFile:
-    """Raises MalformedIssue naming the file and what is wrong with it."""
+def parse_issue(text: str, where: str, known: tuple[str, dict[str, Any]] | None = None) -> IssueFile:
+    """Raises MalformedIssue naming the file and what is wrong with it.
+
+    ``known``: (front matter text, what :func:`parse_front_matter` made of it), used (a copy)
+    when this file's front matter is exactly that text, instead of parsing it again."""
     fm, rest = split_front_matter(text, where)
-    meta = parse_front_matter(fm, where)
+    if known is not None and known[0] == fm:
+        meta = {k: list(v) if isinstance(v, list) else v for k, v in known[1].items()}
+    else:
+        meta = parse_front_matter(fm, where)
     lines = rest.split("\n")
     headers: list[tuple[int, dict]] = []
     for i, line in enumerate(lines):
