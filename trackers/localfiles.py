@@ -128,22 +128,26 @@ class LocalFilesTracker(Tracker):
             self._where = (real_root, base, under)
         return self._where
 
-    def _rel_base(self) -> Path:
-        return self._resolved()[1]
-
-    def _rel(self, path: Path, base: Path | None = None) -> str:
+    def _rel(self, path: Path) -> str:
         """``path`` relative to the working copy. An issue file (a plain name directly in the
         tracker folder, never a link: ``_path`` and the listing refuse those) is joined under the
-        resolved root; anything else is resolved itself. ``base``: kept for callers that pass
-        ``_rel_base()``."""
-        if path.parent == self.root and path.name not in ("", ".", ".."):
-            _real_root, real_base, under = self._resolved()
-            if under is not None and (base is None or base == real_base):
-                return path.name if under == "." else f"{under}/{path.name}"
-        return path.resolve().relative_to(base if base is not None else self._rel_base()).as_posix()
+        folder resolved once; anything else is resolved itself."""
+        under = self._resolved()[2]
+        if under is not None and path.parent == self.root and path.name not in ("", ".", ".."):
+            return path.name if under == "." else f"{under}/{path.name}"
+        return path.resolve().relative_to(self._resolved()[1]).as_posix()
 
-    def url_for(self, issue_id: str, path: Path, base: Path | None = None) -> str:
-        rel = self._rel(path, base)
+    def _issue_url(self, issue_id: str, name: str) -> str:
+        """The URL of the issue file ``name`` in the tracker folder (listed, or checked by ``_path``)."""
+        under = self._resolved()[2]
+        if under is None:
+            return self.url_for(issue_id, self.root / name)
+        return self._url(issue_id, name if under == "." else f"{under}/{name}")
+
+    def url_for(self, issue_id: str, path: Path) -> str:
+        return self._url(issue_id, self._rel(path))
+
+    def _url(self, issue_id: str, rel: str) -> str:
         if self.url_template:
             return self.url_template.replace("{id}", issue_id).replace("{path}", rel)
         return rel
@@ -341,8 +345,9 @@ class LocalFilesTracker(Tracker):
         canonical, path, issue = self._read(issue_id, reuse=True)
         m = issue.meta
         out_comments = None
+        url = self._issue_url(canonical, path.name)
         if comments:
-            base = self.url_for(canonical, path)
+            base = url
             out_comments = order_comments([
                 comment_json(id=str(c.id), kind="rollup" if c.kind == "rollup" else "comment", author=c.author,
                              created=c.created, updated=c.updated, body=c.text, url=f"{base}#comment-{c.id}")
@@ -351,7 +356,7 @@ class LocalFilesTracker(Tracker):
         return issue_json(id=canonical, title=m["title"], state=m["state"], labels=m["labels"],
                           assignees=m["assignees"], milestone=m["milestone"], author=m["author"],
                           created=m["created"], updated=m["updated"], body=issue.body,
-                          url=self.url_for(canonical, path), comments=out_comments)
+                          url=url, comments=out_comments)
 
     def _do_list(self, state: str, labels: list[str], words: list[str], limit: int | None) -> ListResult:
         pattern = self._issue_name_re()
@@ -378,9 +383,8 @@ class LocalFilesTracker(Tracker):
         rows.sort(key=lambda r: (r[1]["updated"] or "", r[1]["id"]), reverse=True)
         if limit:
             rows = rows[:limit]
-        base = self._rel_base()
         items = [summary_json(id=s["id"], title=s["title"], state=s["state"], labels=s["labels"],
-                              updated=s["updated"], url=self.url_for(s["id"], self.root / n, base)) for n, s in rows]
+                              updated=s["updated"], url=self._issue_url(s["id"], n)) for n, s in rows]
         return ListResult(items, problems)
 
     def _do_labels(self) -> list[str]:
