@@ -160,6 +160,22 @@ def split_front_matter(text: str, where: str) -> tuple[str, str]:
     return text[start:m.start()], text[end:]
 
 
+def _json_value(text: str) -> Any:
+    """``json.loads(text)``, with the shapes the format writes most taken without the decoder
+    (a sync's first read parses 10,000 front matters of eleven values each): ``null``, ``[]``
+    and a string with no escape, no quote and no control character, which JSON reads as its
+    very characters. Anything else goes to json.loads (and its ValueError)."""
+    if text == "null":
+        return None
+    if text == "[]":
+        return []
+    if len(text) >= 2 and text[0] == '"' and text[-1] == '"':
+        inner = text[1:-1]
+        if '"' not in inner and "\\" not in inner and inner.isprintable():
+            return inner
+    return json.loads(text)
+
+
 def parse_front_matter(fm: str, where: str) -> dict[str, Any]:
     meta: dict[str, Any] = {}
     fast = True
@@ -172,7 +188,7 @@ def parse_front_matter(fm: str, where: str) -> dict[str, Any]:
             fast = False
             break
         try:
-            meta[m.group(1)] = json.loads(m.group(2))
+            meta[m.group(1)] = _json_value(m.group(2))
         except ValueError:
             fast = False
             break
