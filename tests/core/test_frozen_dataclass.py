@@ -184,7 +184,9 @@ def test_a_product_class_behaves_as_its_stock_frozen_dataclass_twin(module, name
     plain = {**{own[i].name: values[i][0] for i in required}, **extra}
     base, base_twin = ours(**plain), twin(**plain)
     assert _observed(base) == _observed(base_twin)
-    assert base == ours(**plain) and hash(base) == hash(ours(**plain)) == hash(base_twin)
+    assert base == ours(**plain)
+    # hashed alike, or refused alike (a dict or list field: the same TypeError)
+    assert _outcome(lambda: hash(base)) == _outcome(lambda: hash(ours(**plain))) == _outcome(lambda: hash(base_twin))
     assert (base == base_twin) is False and base != object()
 
     # Each field changed alone: equality, hashing and order as the twin's, replace() alike.
@@ -199,7 +201,7 @@ def test_a_product_class_behaves_as_its_stock_frozen_dataclass_twin(module, name
             one, two = changed[1], changed_twin[1]
             assert _observed(one) == _observed(two), f.name
             assert (one == base) == (two == base_twin), f.name
-            assert hash(one) == hash(two), f.name
+            assert _outcome(lambda: hash(one)) == _outcome(lambda: hash(two)), f.name  # an unhashable field: the same error
             if ours.__dataclass_params__.order:
                 for op in ("__lt__", "__le__", "__gt__", "__ge__"):
                     assert _outcome(lambda: getattr(one, op)(base)) == _outcome(lambda: getattr(two, op)(base_twin))
