@@ -33,7 +33,7 @@ from textual.worker import get_current_worker
 from mailtriage.tui.mailbox_rows import MailboxRow
 from mailtriage.tui.messages import ComposeReady, DraftBuiltAhead, ProposalFailed, ProposalReady
 from mailtriage.tui.sanitize import inert
-from mailtriage.tui.textual_private import start_screen
+from mailtriage.tui.textual_private import after_frame, start_screen
 
 if TYPE_CHECKING:
     from mailtriage.tui.controllers.base import ControllerBase
@@ -48,6 +48,8 @@ GROUP = "reply"
 AHEAD_WAIT = 30.0
 #: Seconds between looks at a cancel while r waits for the reply built ahead.
 AHEAD_POLL = 0.05
+#: Replies built with the read ahead of a personal message, kept (as many as the reader keeps read).
+BUILT_WITH_READ_KEPT = 8
 
 
 @dataclass(frozen=True)
@@ -147,6 +149,10 @@ class Compose:
         #: A compose dialog mounted ahead, hidden and empty: the next one shown is this one,
         #: filled (issue 35: no ~25 widgets composed, mounted and styled between r and the draft).
         self._blank: ComposeDialog | None = None
+        #: Replies built by the read ahead of a personal message (its worker, before Enter):
+        #: (account id, message ID) -> (what was built, for the thread as read; the session).
+        self._built_with_read: dict[tuple[str, str], tuple[DraftAhead, object]] = {}
+        self._built_with_read_lock = threading.Lock()
 
     def _run(self, work: Callable[..., None], *args, group: str = GROUP, **kwargs) -> None:
         """``work(*args, **kwargs)`` as the screen's work of ``group`` (the newest one runs;
@@ -277,6 +283,10 @@ class Compose:
         """The reading pane shows a personal account's message: build what r would show (the
         outgoing rule's route, the quoted draft, where it goes) now, on a worker. What is built
         belongs to the message as read: another message or a new read of it drops it."""
+        kept = self._draft_ahead
+        if kept is not None and kept.taken and kept.thread is self._screen.reader.thread \
+                and self._screen.app.screen is not self._screen:
+            return  # an r typed before this step shows this read's reply already: nothing to make now
         self._draft_ahead = None
         self._screen.workers.cancel_group(self._screen, "reply-ahead")  # the one before is for another message
         self._drop_dialog_ahead()
@@ -286,6 +296,13 @@ class Compose:
         thread = self._screen.reader.thread
         if isinstance(target, str) or not target.personal or target.source is None or thread is None:
             return  # a project thread is read for the reply again (its drafts, its thread): not ahead
+        built = self._built_on_read(target)
+        if built is not None:  # built with the message's read ahead: its dialog is made ready now
+            built.taken = False  # shown again (q, then Enter on it): its dialog is made ready again
+            self._draft_ahead = built
+            if built.done.is_set():  # else its worker posts DraftBuiltAhead once it is built
+                after_frame(self._screen, partial(self._make_ready, built))  # not before the body's frame
+            return
         ahead = DraftAhead(target.key, thread)
         self._draft_ahead = ahead
         self._run(self._build_ahead, ahead, target, group="reply-ahead")
@@ -304,20 +321,81 @@ class Compose:
         if ahead.built is not None and not worker.is_cancelled:
             self._screen.post_message(DraftBuiltAhead(ahead))
 
+    def reply_with_read(self, account_id: str, message_id: str, thread: Thread) -> DraftAhead | None:
+        """The read ahead of a personal account's message (its worker, before it hands the
+        message over): the reply r would show on it, to be built by that worker once the message
+        is handed over (``build_with_read``), when the outgoing rule decides it from the message
+        alone (it answers nothing and was not written to a project address: no project source
+        is asked). None: built once the reader shows it, as before. Enter on the message finds
+        it built, or on its way, and fills its dialog right after the body's frame (issue 35: a
+        build started there, on a worker, landed 10-40 ms later, often after an r typed with
+        Enter, which then waited for it and for the dialog's first layout)."""
+        source = thread.messages[0] if len(thread.messages) == 1 else None
+        session = self._screen.session
+        try:
+            if source is None or not session.is_open or not session.route_asks_no_source(source):
+                return None
+        except Exception:  # noqa: BLE001 - not asked for: the read ahead hands its message over all the same
+            return None
+        ahead = DraftAhead(ComposeTarget("", account_id=account_id, message_id=message_id, source=source).key, thread)
+        key = (account_id, message_id)
+        with self._built_with_read_lock:
+            self._built_with_read.pop(key, None)
+            self._built_with_read[key] = (ahead, session)
+            while len(self._built_with_read) > BUILT_WITH_READ_KEPT:
+                del self._built_with_read[next(iter(self._built_with_read))]
+        return ahead
+
+    def build_with_read(self, ahead: DraftAhead) -> None:
+        """Build ``ahead`` (``reply_with_read``) on the read ahead's worker, after it handed the
+        message over (a lock the build waits for never delays the body). If the reader shows the
+        message already (``ahead`` taken on), its dialog is made ready when this is posted."""
+        _kind, account_id, message_id = ahead.key
+        target = ComposeTarget("", account_id=account_id, message_id=message_id, source=ahead.thread.messages[0])
+        try:
+            built = self._build_compose(target)
+            ahead.built = built if isinstance(built, Built) and built.target.personal else None
+        except Exception:  # noqa: BLE001 - not asked for: r builds it again and says why
+            ahead.built = None
+        finally:
+            ahead.done.set()  # set before the look below; the UI thread takes it on before its look at done
+        if ahead.built is not None and ahead is self._draft_ahead:
+            self._screen.post_message(DraftBuiltAhead(ahead))
+
+    def _built_on_read(self, target: ComposeTarget) -> DraftAhead | None:
+        """The reply built (or being built) with the read ahead of ``target``'s message, when the
+        reader shows that read (the same object) in the same session."""
+        if target.account_id is None or target.message_id is None:
+            return None
+        with self._built_with_read_lock:
+            kept = self._built_with_read.get((target.account_id, target.message_id))
+        if kept is None:
+            return None
+        ahead, session = kept
+        if ahead.thread is not self._screen.reader.thread or ahead.key != target.key \
+                or session is not self._screen.session or (ahead.done.is_set() and ahead.built is None):
+            return None
+        return ahead
+
     def built_ahead(self, message: DraftBuiltAhead) -> None:
-        """The reply built ahead is ready: its compose dialog is composed and mounted now,
+        """The reply built ahead is ready: its compose dialog is made ready (``_make_ready``)."""
+        self._make_ready(message.ahead)
+
+    def _make_ready(self, ahead: DraftAhead) -> None:
+        """The compose dialog of the reply built ahead is filled (or composed) and mounted now,
         hidden, so r only shows it. Not before the dialogs' stylesheet is loaded (its first
         push would restyle it), and only for the message the reader still shows."""
         from mailtriage.tui.dialogs import ahead as dialogs  # why: not on the first screen (test_startup_imports)
 
-        ahead = message.ahead
         if ahead is not self._draft_ahead or ahead.built is None or ahead.taken:
             return
+        if self._dialog_ahead is not None and self._dialog_ahead[0] is ahead:
+            return  # made ready already
         if self._awaited is not None:  # an r waits for this build: it opens its own dialog now
             return  # (mounted, laid out and rendered hidden as well, it only took the UI thread from that one)
         if not dialogs.dialog_css_loaded(self._screen.app):  # Enter typed before the dialogs were ready
             dialogs.load_dialog_css(self._screen.app)  # what the push would do; the dialog in the next turn
-            self._screen.call_after_refresh(self._screen.post_message, message)
+            self._screen.call_after_refresh(self._make_ready, ahead)
             return
         from mailtriage.tui.dialogs.compose import ComposeDialog  # lazy, as in _open_compose
 
@@ -373,7 +451,10 @@ class Compose:
         """The reply built ahead for ``target``, when it is r on the message the reader shows as read."""
         ahead = self._draft_ahead
         if ahead is None or ahead.thread is not self._screen.reader.thread or ahead.key != target.key:
-            return None
+            ahead = self._built_on_read(target)  # r before the reader's after-frame step: built with the read
+            if ahead is not None:
+                ahead.taken = False
+                self._draft_ahead = ahead
         return ahead
 
     def ready(self, message: ComposeReady) -> None:

@@ -320,7 +320,10 @@ class ReadingController(ControllerBase):
             prepare_texts(thread)  # what the reader shows, made here and not after Enter (issue 35)
         except Exception:  # noqa: BLE001 - made again when shown, where a failure is reported
             pass
+        reply = self.composing.reply_with_read(key[0], key[1], thread)  # r's reply too (issue 35)
         self.post_message(MessageReadAhead(key[0], key[1], thread))
+        if reply is not None:
+            self.composing.build_with_read(reply)  # after the message is handed over
 
     def _read_ahead_failed(self, key: tuple[str, str]) -> None:
         self._ahead_running = None
