@@ -279,14 +279,48 @@ class Compose:
             self._screen.post_message(ProposalReady(request, built, "compose"))
 
     # -- the reply built ahead (issue 35): r shows it, no work between the key and the dialog --
+    def shown(self) -> None:
+        """The reader shows a message (its frame still to come): in the turn after that frame,
+        the reply built with its read ahead (``reply_with_read``), if any, gets its dialog made
+        ready (issue 35: the reader's own after-refresh step came 30-50 ms after the body's frame
+        under load, after an r typed as the body showed)."""
+        after_frame(self._screen, self._take_on_built_with_read)
+
+    def _take_on_built_with_read(self, make: bool = True) -> DraftAhead | None:
+        """The reply built (or being built) with the read ahead of the message the reader shows,
+        taken on as the reply built ahead; with ``make``, its dialog made ready now when it is
+        built (else its worker posts DraftBuiltAhead). None: there is none."""
+        kept = self._draft_ahead
+        if kept is not None and kept.thread is self._screen.reader.thread and kept.taken \
+                and self._screen.app.screen is not self._screen:
+            return None  # an r typed before this step shows it already: nothing to make now
+        target = self._compose_target(None, "")
+        if isinstance(target, str) or not target.personal or self._screen.reader.thread is None:
+            return None
+        built = kept if kept is not None and kept.thread is self._screen.reader.thread and kept.key == target.key \
+            and kept.built is not None and kept.built.target.personal else self._built_on_read(target)
+        if built is None:
+            return None
+        if built is not kept:  # the build ahead of another message stops (it is not shown)
+            self._screen.workers.cancel_group(self._screen, "reply-ahead")
+        built.taken = False  # shown again (q, then Enter on it): its dialog is made ready again
+        self._draft_ahead = built
+        if make and built.done.is_set():
+            self._make_ready(built)
+        return built
+
     def build_reply_ahead(self) -> None:
         """The reading pane shows a personal account's message: build what r would show (the
-        outgoing rule's route, the quoted draft, where it goes) now, on a worker. What is built
-        belongs to the message as read: another message or a new read of it drops it."""
+        outgoing rule's route, the quoted draft, where it goes) now, on a worker, unless it was
+        built with the message's read ahead. What is built belongs to the message as read:
+        another message or a new read of it drops it."""
         kept = self._draft_ahead
         if kept is not None and kept.taken and kept.thread is self._screen.reader.thread \
                 and self._screen.app.screen is not self._screen:
             return  # an r typed before this step shows this read's reply already: nothing to make now
+        if kept is not None and kept.thread is self._screen.reader.thread and kept.built is not None \
+                and kept.built.target.personal:
+            return  # the account's own reply, taken on (``shown``): its dialog made after the body's frame
         self._draft_ahead = None
         self._screen.workers.cancel_group(self._screen, "reply-ahead")  # the one before is for another message
         self._drop_dialog_ahead()
@@ -296,12 +330,8 @@ class Compose:
         thread = self._screen.reader.thread
         if isinstance(target, str) or not target.personal or target.source is None or thread is None:
             return  # a project thread is read for the reply again (its drafts, its thread): not ahead
-        built = self._built_on_read(target)
-        if built is not None:  # built with the message's read ahead: its dialog is made ready now
-            built.taken = False  # shown again (q, then Enter on it): its dialog is made ready again
-            self._draft_ahead = built
-            if built.done.is_set():  # else its worker posts DraftBuiltAhead once it is built
-                after_frame(self._screen, partial(self._make_ready, built))  # not before the body's frame
+        if self._take_on_built_with_read(make=False) is not None:  # built with the message's read ahead:
+            after_frame(self._screen, self._take_on_built_with_read)  # its dialog, not before the body's frame
             return
         ahead = DraftAhead(target.key, thread)
         self._draft_ahead = ahead

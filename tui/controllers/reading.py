@@ -173,6 +173,7 @@ class ReadingController(ControllerBase):
         if message.account_id is not None:  # a personal account's message: r and Enter again need no read
             self._keep_read((message.account_id, message.thread.thread_id.value), message.thread)
         self.reader.show_thread(message.thread, message.resolution, message.account_id)
+        self.composing.shown()  # the reply built with its read ahead: made ready after the body's frame
         # The workers start once the body is painted: started before, they took the UI
         # thread's turns (the GIL) while it painted (issue 35).
         self.call_after_refresh(self._after_shown, message.request, message.thread)
@@ -320,10 +321,10 @@ class ReadingController(ControllerBase):
             prepare_texts(thread)  # what the reader shows, made here and not after Enter (issue 35)
         except Exception:  # noqa: BLE001 - made again when shown, where a failure is reported
             pass
-        reply = self.composing.reply_with_read(key[0], key[1], thread)  # r's reply too (issue 35)
         self.post_message(MessageReadAhead(key[0], key[1], thread))
-        if reply is not None:
-            self.composing.build_with_read(reply)  # after the message is handed over
+        reply = self.composing.reply_with_read(key[0], key[1], thread)  # r's reply too (issue 35), once
+        if reply is not None:  # the message is handed over (never delayed by the outgoing rule)
+            self.composing.build_with_read(reply)
 
     def _read_ahead_failed(self, key: tuple[str, str]) -> None:
         self._ahead_running = None
