@@ -137,7 +137,7 @@ def mark_steps(marks: list[tuple[float, str]]) -> None:
     import threading
 
     from mailtriage.tui.controllers import compose
-    from mailtriage.tui.controllers.reading import ReadingController
+    from mailtriage.tui.controllers import reading
     from mailtriage.tui.dialogs.compose import ComposeDialog
 
     def probe(cls, name: str, label: str, returned: bool = False) -> None:
@@ -155,8 +155,11 @@ def mark_steps(marks: list[tuple[float, str]]) -> None:
                 if returned:
                     marks.append((time.perf_counter(), f"{label} returned{where}"))
         setattr(cls, name, probed)
-    probe(ReadingController, "on_thread_loaded", "read done: on_thread_loaded", True)
-    probe(ReadingController, "_after_shown", "after shown (build_reply_ahead)")
+    # Reading: a component the screen holds (a mixin of the screen before: its handler's name).
+    reader = getattr(reading, "Reading", None) or reading.ReadingController
+    probe(reader, "thread_loaded" if reader is not getattr(reading, "ReadingController", None) else "on_thread_loaded",
+          "read done: on_thread_loaded", True)
+    probe(reader, "_after_shown", "after shown (build_reply_ahead)")
     # Compose: a component the screen holds (a mixin of the screen before: its handlers' names).
     composing = getattr(compose, "Compose", None) or compose.ComposeController
     component = composing is not getattr(compose, "ComposeController", None)

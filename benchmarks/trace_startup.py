@@ -200,8 +200,8 @@ def launch(folder, *, demo):
     StartupKeys.on_event = on_event
     from mailtriage.tui.panes.reader import ReaderPane
     wrap(ReaderPane, "show_thread", "reader shows the thread")
-    from mailtriage.tui.controllers.reading import ReadingController
-    wrap(ReadingController, "open_thread", "Enter opens the thread")
+    from mailtriage.tui.controllers import reading  # the reading component (a mixin of MainScreen before)
+    wrap(getattr(reading, "Reading", None) or reading.ReadingController, "open_thread", "Enter opens the thread")
     wrap(ForkedHeadStart, "_keep_read", "read ahead received (a worker)")
     from mailtriage.application import Service
     around(Service, "open", "project opening")  # the app's own (the child's is in its head start)

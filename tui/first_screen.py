@@ -187,12 +187,12 @@ class FirstScreen:
         and the body (issue 33: the first key that acts; benchmarks/trace_startup.py)."""
         child, main = self._read_child, self.main
         if (child is None or child is self._listing_child or main is None or not main.panes_ready
-                or not child.read_settled.is_set() or main.open_summary is not None or main.reader.thread is not None):
+                or not child.read_settled.is_set() or main.reading.open_summary is not None or main.reader.thread is not None):
             return
         row = main.query_one(ThreadList).current
         dispatch = None if row is None else child.take_read_ahead(row, timeout=0)
         if dispatch is not None:
-            main.thread_ahead.keep(row, dispatch)
+            main.reading.thread_ahead.keep(row, dispatch)
             self._offered = dispatch
 
     def open_held_enter(self, key: events.Key) -> bool:
@@ -223,7 +223,7 @@ class FirstScreen:
         offered, self._offered = self._offered, None
         main = self.main
         if offered is not None and main is not None:
-            main.thread_ahead.drop(offered)
+            main.reading.thread_ahead.drop(offered)
 
     def read_ahead(self, row: ThreadSummary):
         """The Dispatch of ``read_thread`` for the thread of ``row`` (on screen) as start-up's child

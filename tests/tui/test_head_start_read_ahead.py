@@ -156,11 +156,11 @@ async def test_an_enter_on_the_first_row_shows_the_read_ahead_in_the_keys_own_fr
                              and not [w for w in app.workers if w.group == "read-ahead"])
             await pilot.pause()
             first_row = app.screen.query_one(ThreadList).current
-            # What ReadingController.open_thread shows in the key's frame (tui/controllers/thread_ahead.py).
-            assert app.screen.thread_ahead.holds(first_row)
+            # What Reading.open_thread shows in the key's frame (tui/controllers/thread_ahead.py).
+            assert app.screen.reading.thread_ahead.holds(first_row)
             await pilot.press("enter")
             assert shown_subject(app) == newest.subject
-            assert not app.screen.thread_ahead.holds(first_row)  # served once
+            assert not app.screen.reading.thread_ahead.holds(first_row)  # served once
             assert reads_by() == [STARTUP_CALLER]
             proxy.release()
     finally:

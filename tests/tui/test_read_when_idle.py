@@ -66,7 +66,7 @@ async def rest_on_the_second_row(app, pilot) -> ThreadList:
     listing = app.screen.query_one(ThreadList)
     assert listing.rows.peek(1).subject == "Second report"
     await pilot.press("j")
-    await wait_until(pilot, lambda: app.screen.thread_ahead.holds(listing.current))
+    await wait_until(pilot, lambda: app.screen.reading.thread_ahead.holds(listing.current))
     return listing
 
 
@@ -95,7 +95,7 @@ async def test_enter_while_the_read_ahead_is_on_its_way_reads_the_thread_once(id
             proxy.hold()  # the read ahead waits for the server
             await pilot.press("j")
             listing = app.screen.query_one(ThreadList)
-            await wait_until(pilot, lambda: app.screen.thread_ahead.reading(listing.current))
+            await wait_until(pilot, lambda: app.screen.reading.thread_ahead.reading(listing.current))
             await pilot.press("enter")
             await pilot.pause(0.1)
             proxy.release()
@@ -134,7 +134,7 @@ async def test_after_r_enter_reads_the_thread_again_rather_than_show_the_one_rea
         try:
             await pilot.press("R")
             await pilot.pause()
-            assert not app.screen.thread_ahead.holds(listing.current)
+            assert not app.screen.reading.thread_ahead.holds(listing.current)
             await pilot.press("enter")
             await pilot.pause()
             assert SECOND_BODY not in screen_text(app)  # a read of its own, waiting on the server

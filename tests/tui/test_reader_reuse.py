@@ -159,7 +159,7 @@ async def test_a_thread_read_ahead_is_shown_with_the_texts_made_where_it_was_rea
         await settle(pilot)
         listing = app.screen.query_one(ThreadList)
         await pilot.press("j")  # the cursor moves to the single note and rests there: read ahead
-        await until(pilot, lambda: app.screen.thread_ahead.holds(listing.current), "the read ahead")
+        await until(pilot, lambda: app.screen.reading.thread_ahead.holds(listing.current), "the read ahead")
         assert made_on == [False]  # its one header, made on the worker that read it
         await pilot.press("enter")
         await settle(pilot)

@@ -16,13 +16,13 @@ async def test_enter_after_an_outage_forgets_it_before_the_read_starts_then_list
         await settle(pilot)
         main = app.main
         row = main.query_one(ThreadList).current
-        assert row is not None and main.open_summary is None
+        assert row is not None and main.reading.open_summary is None
         main.listing.listing_out_of_reach = True  # the list's last listing failed: its backend out of reach
         forgotten_with_open: list = []
         forget = app.session.forget_availability
 
         def forget_availability() -> None:  # the real call, and what the reader had begun then
-            forgotten_with_open.append(main.open_summary)
+            forgotten_with_open.append(main.reading.open_summary)
             forget()
         app.session.forget_availability = forget_availability
         await pilot.press("enter")

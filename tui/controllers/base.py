@@ -1,17 +1,15 @@
 """What every controller of the main screen shares.
 
-The main screen's work that is not yet an area's own (tui/panes/area.py: the tracker,
-lists and thread panes run theirs) nor a component the screen holds (alerts, the banner,
-the unpublished-changes mark, batch, the reader's h and |, the proposals, personal
-accounts, compose, the listing: tui/controllers/alerts.py, banner.py, publish_mark.py,
-batch.py, keys.py, proposals.py, accounts.py, compose.py, listing.py) is done by a
-controller (reading), a mixin over :class:`ControllerBase`, so its workers run on the main
-screen and its handlers receive the messages those workers post to it. The base holds what
-the screen's work shares (the components' too, through the screen): the session,
+The main screen's work is an area's own (tui/panes/area.py: the tracker, lists and thread
+panes run theirs) or a component's the screen holds (alerts, the banner, the
+unpublished-changes mark, batch, the reader's h and |, the proposals, personal accounts,
+compose, the listing, reading: tui/controllers/alerts.py, banner.py, publish_mark.py,
+batch.py, keys.py, proposals.py, accounts.py, compose.py, listing.py, reading.py); a
+component's workers run on the main screen and the screen routes the messages they post
+to it (issue 36 §2: no mixin is left, tests/tui/test_areas.py). This base of the main screen
+holds what the screen's work shares (the components', through the screen): the session,
 request numbers (a newer request of a kind supersedes an older one), the deferral of
 answers that arrive before the panes are mounted, and the reporting of a failed call.
-Issue 36 turns the rest into areas or components too; the stubs below only shrink
-(tests/tui/test_areas.py).
 """
 
 from __future__ import annotations
@@ -43,6 +41,7 @@ if TYPE_CHECKING:
     from mailtriage.tui.controllers.listing import Listing
     from mailtriage.tui.controllers.proposals import Proposals
     from mailtriage.tui.controllers.publish_mark import PublishMark
+    from mailtriage.tui.controllers.reading import Reading
 
 #: What each key kept by ControllerBase.when_open does, as a notification names it.
 KEPT_KEY_NAMES = {"compose": "the reply or new mail", "flow": "the reply, import or other proposal"}
@@ -103,7 +102,7 @@ class ControllerBase(Screen):
         return self.query_one(Banner)
 
     #: The components the screen holds (tui/controllers/alerts.py, publish_mark.py, batch.py,
-    #: proposals.py, accounts.py, compose.py).
+    #: proposals.py, accounts.py, compose.py, listing.py, reading.py).
     alerts: Alerts
     publish_mark: PublishMark
     batches: Batch
@@ -111,6 +110,7 @@ class ControllerBase(Screen):
     accounts: Accounts
     composing: Compose
     listing: Listing
+    reading: Reading
 
     # -- requests ------------------------------------------------------------------
     def new_request(self, kind: str) -> int:

@@ -314,7 +314,7 @@ class Listing:
         stale: the start-up's listing, with the server down): the key is the retry R would be,
         never a refusal that asks for R once the backend is back (issue 33). The outage's
         answer is forgotten before the read asks for the backend (MainScreen's one handler of
-        ``ThreadList.Opened`` calls this, then the reading controller's ``open_row``): the read
+        ``ThreadList.Opened`` calls this, then reading's ``open_row``): the read
         checks it again and reads the thread if it is back (else it says why, and R). Once the
         thread came, the list is listed again."""
         if self.listing_out_of_reach:

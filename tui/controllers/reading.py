@@ -1,19 +1,30 @@
-"""Reading controller: a thread (or a personal account's message) into the reading pane,
-its thread URL, and the MAS case the thread belongs to."""
+"""Reading: a thread (or a personal account's message) into the reading pane, its thread URL,
+and the MAS case the thread belongs to.
+
+A component the main screen holds (issue 36 §2: the last mixin of ``MainScreen`` went), as
+the listing and compose are. It owns what is read: the row the open thread came from
+(:attr:`Reading.open_summary`, R reads it again), the personal account's message in the
+reading pane and the ones kept read (compose reads both: ``ReadingView``), the read ahead of
+the account message under the cursor, and the project thread read ahead (``ThreadAhead``,
+handed in by the screen). Its work runs as the screen's: a read as the "reader" work (Esc
+cancels it, a later read supersedes it; the alerts' poll waits for it), the read ahead as
+"read-ahead", the URL as "url", the case as "case". The screen routes Enter on a row (after
+the listing's retry), the reader's q / Esc, Space at the end, ``a`` and ``u``, the list's
+highlight, and the answers of these workers (``ThreadLoaded`` after the listing's look at it,
+``ReaderFailed``, ``MessageReadAhead``, ``ThreadUrlReady``, ``UrlFailed``, ``CaseLoaded``) here.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
+from functools import partial
+from typing import TYPE_CHECKING, Callable
 
 from rich.text import Text
-from textual import work
 from textual.worker import get_current_worker
 
 from mailtriage.application import Thread, ThreadId
-from mailtriage.tui.controllers.base import ControllerBase
-from mailtriage.tui.controllers.thread_ahead import ThreadAhead
 from mailtriage.tui.errors import error_line, is_connection_problem
 from mailtriage.tui.mailbox_rows import MAILBOX_KIND, MailboxRow
 from mailtriage.tui.messages import CaseLoaded, MessageReadAhead, ReaderFailed, ThreadLoaded, ThreadUrlReady, UrlFailed
@@ -25,6 +36,8 @@ if TYPE_CHECKING:
     from textual.timer import Timer
 
     from mailtriage.application import ThreadSummary
+    from mailtriage.tui.controllers.base import ControllerBase
+    from mailtriage.tui.controllers.thread_ahead import ThreadAhead
 
 #: Messages of personal accounts kept read (the row under the cursor, the ones opened): a
 #: message ID names its folder, UIDVALIDITY and UID, so what it holds never changes.
@@ -37,9 +50,13 @@ READ_AHEAD_REST = 0.08
 DIALOGS_AHEAD_AFTER: float | None = 0.3
 
 
-class ReadingController(ControllerBase):
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
+class Reading:
+    """Enter on a row, the reader's own requests, the read ahead, the thread URL and the case."""
+
+    def __init__(self, screen: ControllerBase, thread_ahead: ThreadAhead) -> None:
+        #: The main screen: the service and app, its "reader" requests and workers (Esc cancels
+        #: them, a later read supersedes them), the panes, the components a read tells.
+        self._screen = screen
         #: The row the open thread came from (R reads it again).
         self.open_summary: ThreadSummary | None = None
         #: The personal account's message in the reading pane (None: a project thread or
@@ -56,180 +73,188 @@ class ReadingController(ControllerBase):
         self._ahead_timer: Timer | None = None
         self._dialogs_ahead = False
         #: The project thread under the cursor, read before Enter asks (issue 33).
-        self.thread_ahead = ThreadAhead(self, lambda: self.session)
+        self.thread_ahead = thread_ahead
+
+    def _run(self, work: Callable[..., None], *args, group: str, exclusive: bool = False) -> None:
+        """``work(*args)`` as the screen's work of ``group``, named as ``@work`` names a worker."""
+        self._screen.run_worker(partial(work, *args), name=work.__name__, group=group,
+                                exit_on_error=False, exclusive=exclusive, thread=True)
 
     # -- intents from the panes ------------------------------------------------------
     def open_row(self, summary: ThreadSummary) -> None:
         """Enter on a row (``ThreadList.Opened``, routed by the screen after the listing's retry)."""
         # Enter goes into the message (issue 35): the reader's keys (q back, Space, e) act at once.
-        self.query_one(ThreadView).focus()
+        self._screen.query_one(ThreadView).focus()
         if isinstance(summary, MailboxRow) and summary.header is not None:
             self.open_mailbox_message(summary)  # a personal account's message
             return
         self.open_thread(summary)
 
-    def on_thread_view_url_requested(self, message: ThreadView.UrlRequested) -> None:
-        self.show_thread_url()
-
-    def on_thread_view_back_requested(self, message: ThreadView.BackRequested) -> None:
+    def back(self) -> None:
         """q / Esc in the reader: back to the list; a thread still loading is cancelled (its
         status line says "Esc cancels"), and so is a reply being prepared: its compose dialog
         never opens afterwards (issue 35)."""
-        self.cancel_work(("reader", "reply"))
-        self.composing.drop_reply_on_its_way()
+        screen = self._screen
+        screen.cancel_work(("reader", "reply"))
+        screen.composing.drop_reply_on_its_way()
         self._ahead_open = None  # a read-ahead still on its way is not shown then
         self.thread_ahead.drop_waiting()
-        self.query_one(ThreadList).focus()
+        screen.query_one(ThreadList).focus()
 
-    def on_thread_view_next_row_requested(self, message: ThreadView.NextRowRequested) -> None:
+    def next_row(self) -> None:
         """Space at the end of the open thread: the next row of the list, read (mutt's pager)."""
-        listing = self.query_one(ThreadList)
+        listing = self._screen.query_one(ThreadList)
         if listing.cursor + 1 >= len(listing.rows):
-            self.notify("End of the last message of the list.", markup=False, timeout=3)
+            self._screen.notify("End of the last message of the list.", markup=False, timeout=3)
             return
         listing.cursor += 1
         listing.action_open()
 
-    def on_thread_view_attachments_requested(self, message: ThreadView.AttachmentsRequested) -> None:
-        self.show_attachments()
-
     # -- attachments ----------------------------------------------------------------------
     def show_attachments(self) -> None:
         """The attachments dialog for the open thread (or personal account's message)."""
-        reader = self.reader
+        screen = self._screen
+        reader = screen.reader
         thread = reader.thread
         if thread is None:
             return
         if not any(m.attachments for m in thread.messages):
-            self.notify("This thread has no attachments.", markup=False)
+            screen.notify("This thread has no attachments.", markup=False)
             return
         backend = reader.resolution.chosen if reader.resolution is not None else None
         try:
-            attachments = self.session.attachments(thread, backend=backend, account_id=reader.account_id)
+            attachments = screen.session.attachments(thread, backend=backend, account_id=reader.account_id)
         except Exception as exc:  # a backend that cannot read parts (declared), or none read it
-            self.shell.report_error("No attachments from this backend", exc, where="attachments")
+            screen.shell.report_error("No attachments from this backend", exc, where="attachments")
             return
-        command, folder = self.session.attachment_settings()
+        command, folder = screen.session.attachment_settings()
         # lazy: dialogs are not on the first screen (tests/tui/test_startup_imports.py)
         from mailtriage.tui.dialogs.attachments import AttachmentsDialog
 
-        self.app.push_screen(AttachmentsDialog(
-            attachments, self.session, title=thread.subject or "(no subject)",
-            report=lambda title, exc: self.shell.report_error(title, exc, where="attachments"),
-            command=command, folder=folder, cursor_blink=self.shell.cursor_blink))
+        screen.app.push_screen(AttachmentsDialog(
+            attachments, screen.session, title=thread.subject or "(no subject)",
+            report=lambda title, exc: screen.shell.report_error(title, exc, where="attachments"),
+            command=command, folder=folder, cursor_blink=screen.shell.cursor_blink))
 
     # -- reading ------------------------------------------------------------------------
     def open_thread(self, summary: ThreadSummary) -> None:
-        self.alerts.forget_mark(summary)
+        screen = self._screen
+        screen.alerts.forget_mark(summary)
         self.open_summary = summary
         self.open_mailbox_row = None
-        request = self.new_request("reader")
+        request = screen.new_request("reader")
         self.thread_ahead.drop_waiting()  # an earlier Enter's wait: its read must not cancel this one
         kept = self.thread_ahead.take(summary)
         if kept is not None:  # read ahead while the cursor rested (issue 33): shown in this frame
             self._show_ahead(request, kept)
             return
-        self.reader.show_loading(summary.subject)
+        screen.reader.show_loading(summary.subject)
         if not self.thread_ahead.wait_for(summary, request, self._show_ahead,
                                           lambda r: self._read_if_current(r, summary)):
-            self._read(request, summary.thread_id, summary)
+            self._run(self._read, request, summary.thread_id, summary, group="reader", exclusive=True)
 
     def _read_if_current(self, request: int, summary: ThreadSummary) -> None:
         """A read ahead that failed under an Enter: read it, unless the reader moved on since
         (an exclusive read of it would cancel the newer one's)."""
-        if self.is_current("reader", request):
-            self._read(request, summary.thread_id, summary)
+        if self._screen.is_current("reader", request):
+            self._run(self._read, request, summary.thread_id, summary, group="reader", exclusive=True)
 
     def _show_ahead(self, request: int, result) -> None:
         """A thread read ahead (a read's Dispatch), shown as the read of ``request`` would be."""
-        if self.is_current("reader", request):
-            self.on_thread_loaded(ThreadLoaded(request, result.value, result.resolution))
+        if self._screen.is_current("reader", request):
+            self.thread_loaded(ThreadLoaded(request, result.value, result.resolution))
 
     def open_thread_id(self, thread_id) -> None:
         """Read a thread that is not a row of the list (``s`` from a tracker issue)."""
         self.open_summary = None
         self.thread_ahead.drop_waiting()
-        self.reader.show_loading(str(thread_id))
-        self._read(self.new_request("reader"), thread_id)
+        self._screen.reader.show_loading(str(thread_id))
+        self._run(self._read, self._screen.new_request("reader"), thread_id, group="reader", exclusive=True)
 
-    @work(thread=True, exclusive=True, group="reader", exit_on_error=False)
     def _read(self, request: int, thread_id, row: ThreadSummary | None = None) -> None:
         worker = get_current_worker()
+        screen = self._screen
         try:
             # An Enter on the first row at start-up: start-up's child read it ahead (tui/head_start.py).
-            result = None if row is None else self.shell.read_ahead(row)
+            result = None if row is None else screen.shell.read_ahead(row)
             if result is None:
-                result = self.session.read_thread(thread_id)
+                result = screen.session.read_thread(thread_id)
         except Exception as exc:
-            self.post_message(ReaderFailed(request, "Reading the thread failed", exc,
-                                           self.resolve("read_thread")))
+            screen.post_message(ReaderFailed(request, "Reading the thread failed", exc,
+                                             screen.resolve("read_thread")))
             return
         if not worker.is_cancelled:
-            self.post_message(ThreadLoaded(request, result.value, result.resolution))
+            screen.post_message(ThreadLoaded(request, result.value, result.resolution))
 
-    def on_thread_loaded(self, message: ThreadLoaded) -> None:
-        if not self.is_current("reader", message.request):
+    def thread_loaded(self, message: ThreadLoaded) -> None:
+        """A read came (routed by the screen after the listing's look at it; a read ahead
+        shown on Enter comes here directly)."""
+        screen = self._screen
+        if not screen.is_current("reader", message.request):
             return
         if message.account_id is not None:  # a personal account's message: r and Enter again need no read
             self._keep_read((message.account_id, message.thread.thread_id.value), message.thread)
-        self.reader.show_thread(message.thread, message.resolution, message.account_id)
-        self.composing.shown()  # the reply built with its read ahead: made ready after the body's frame
+        screen.reader.show_thread(message.thread, message.resolution, message.account_id)
+        screen.composing.shown()  # the reply built with its read ahead: made ready after the body's frame
         # The workers start once the body is painted: started before, they took the UI
         # thread's turns (the GIL) while it painted (issue 35).
-        self.call_after_refresh(self._after_shown, message.request, message.thread)
+        screen.call_after_refresh(self._after_shown, message.request, message.thread)
         self._offer_unlock(message.thread)
 
     def _after_shown(self, request: int, thread: Thread) -> None:
-        if not self.is_current("reader", request) or self.reader.thread is not thread:
+        screen = self._screen
+        if not screen.is_current("reader", request) or screen.reader.thread is not thread:
             return  # another thread was opened meanwhile: its own call comes
-        self.composing.build_reply_ahead()  # what r shows, built while the message is read (issue 35)
-        self._load_case(request, thread)
+        screen.composing.build_reply_ahead()  # what r shows, built while the message is read (issue 35)
+        self._run(self._load_case, request, thread, group="case", exclusive=True)
 
     # -- OpenPGP: a key that needs its passphrase -------------------------------------------
     def _offer_unlock(self, thread) -> None:
         """A message stayed encrypted because its key needs a passphrase: offer to unlock it."""
+        screen = self._screen
         # Mail without OpenPGP (every account message) cannot need one: no OpenPGP code loads
         # on the UI thread right after the body is shown, where it delayed the next key (issue 35).
-        if all(m.crypto is None for m in thread.messages) or not self.session.pgp_needs_passphrase(thread):
+        if all(m.crypto is None for m in thread.messages) or not screen.session.pgp_needs_passphrase(thread):
             return
 
         def decided(value: str | None) -> None:
             if value is None:
                 return
-            if self.session.pgp_loopback():
-                self._unlock_loopback(thread, value)
+            if screen.session.pgp_loopback():
+                self._run(self._unlock_loopback, thread, value, group="pgp-unlock")
                 return
             # The agent's pinentry may be a terminal one: hand it the terminal, as for $EDITOR.
             tty = os.ttyname(sys.__stdin__.fileno()) if sys.__stdin__ and sys.__stdin__.isatty() else None
-            with self.app.suspend():
-                problem = self.session.pgp_unlock(thread, tty=tty)
+            with screen.app.suspend():
+                problem = screen.session.pgp_unlock(thread, tty=tty)
             self._after_unlock(problem)
 
         # lazy: dialogs are not on the first screen (tests/tui/test_startup_imports.py)
         from mailtriage.tui.dialogs.passphrase import PassphraseDialog
 
-        self.app.push_screen(PassphraseDialog(self.session.pgp_loopback(), cursor_blink=self.shell.cursor_blink),
-                             decided)
+        screen.app.push_screen(PassphraseDialog(screen.session.pgp_loopback(), cursor_blink=screen.shell.cursor_blink),
+                               decided)
 
-    @work(thread=True, group="pgp-unlock", exit_on_error=False)
     def _unlock_loopback(self, thread, passphrase: str) -> None:
-        problem = self.session.pgp_unlock(thread, passphrase=passphrase)
-        self.app.call_from_thread(self._after_unlock, problem)
+        problem = self._screen.session.pgp_unlock(thread, passphrase=passphrase)
+        self._screen.app.call_from_thread(self._after_unlock, problem)
 
     def _after_unlock(self, problem: str | None) -> None:
         if problem:
-            self.notify(inert(f"Not unlocked: {problem}"), severity="warning", markup=False)
+            self._screen.notify(inert(f"Not unlocked: {problem}"), severity="warning", markup=False)
             return
         if self.open_summary is not None:
             self.open_thread(self.open_summary)  # read again: the agent now has the passphrase
 
-    def on_reader_failed(self, message: ReaderFailed) -> None:
-        if not self.accept_failure(self.on_reader_failed, message):
+    def failed(self, message: ReaderFailed) -> None:
+        """A read failed (routed by the screen): the reading pane says why, the error list has it."""
+        screen = self._screen
+        if not screen.accept_failure(self.failed, message):
             return
         reconnect = is_connection_problem(message.error)
-        self.reader.show_status(("⚠ press R to reconnect — " if reconnect else "⚠ ") + self.failure_text(message),
-                                error=True)
-        self.report_failure(message)
+        screen.reader.show_status(("⚠ press R to reconnect — " if reconnect else "⚠ ")
+                                  + screen.failure_text(message), error=True)
+        screen.report_failure(message)
 
     # -- a personal account's message ----------------------------------------------------
     def open_mailbox_message(self, summary: MailboxRow) -> None:
@@ -239,32 +264,32 @@ class ReadingController(ControllerBase):
         if summary.header is None:
             return
         key = (summary.account_id, summary.header.id)
-        request = self.new_request("reader")
+        request = self._screen.new_request("reader")
         kept = self.kept_messages.get(key)
         if kept is not None:  # read ahead (issue 35): shown in this frame, no server round trip
             self._show_read(request, kept, key[0])
             return
-        self.reader.show_loading(summary.subject)
+        self._screen.reader.show_loading(summary.subject)
         if self._ahead_running == key:  # on its way already: shown when it comes
             self._ahead_open = (request, key)
             return
-        self._read_mailbox(request, *key)
+        self._run(self._read_mailbox, request, *key, group="reader", exclusive=True)
 
-    @work(thread=True, exclusive=True, group="reader", exit_on_error=False)
     def _read_mailbox(self, request: int, account_id: str, message_id: str) -> None:
+        screen = self._screen
         try:
-            message = self.session.account_message(account_id, message_id)
+            message = screen.session.account_message(account_id, message_id)
         except Exception as exc:
-            self.post_message(ReaderFailed(request, "Reading the message failed", exc))
+            screen.post_message(ReaderFailed(request, "Reading the message failed", exc))
             return
         thread = Thread(ThreadId(MAILBOX_KIND, message_id), message.header.subject, (message.content,),
                         notes=tuple(message.header.notes))
         if not get_current_worker().is_cancelled:
-            self.post_message(ThreadLoaded(request, thread, None, account_id))
+            screen.post_message(ThreadLoaded(request, thread, None, account_id))
 
     def _show_read(self, request: int, thread: Thread, account_id: str | None) -> None:
         """Show ``thread`` now, as a ThreadLoaded of ``request`` would."""
-        self.on_thread_loaded(ThreadLoaded(request, thread, None, account_id))
+        self.thread_loaded(ThreadLoaded(request, thread, None, account_id))
 
     def _keep_read(self, key: tuple[str, str], thread: Thread) -> None:
         self.kept_messages.pop(key, None)
@@ -273,18 +298,20 @@ class ReadingController(ControllerBase):
             del self.kept_messages[next(iter(self.kept_messages))]
 
     # -- read ahead: the message under the cursor of an account's folder (issue 35) ------
-    def on_thread_list_highlighted(self, message: ThreadList.Highlighted) -> None:
-        """The cursor rests on a personal account's message: read it before Enter asks. At
-        once on a folder just opened (Enter may follow the first paint), else when the cursor
-        has rested a moment (keys typed in a burst, 200 v's, read nothing); one read at a time."""
+    def highlighted(self) -> None:
+        """The list's cursor moved (``ThreadList.Highlighted``, routed by the screen). The cursor
+        rests on a personal account's message: read it before Enter asks. At once on a folder
+        just opened (Enter may follow the first paint), else when the cursor has rested a moment
+        (keys typed in a burst, 200 v's, read nothing); one read at a time."""
+        screen = self._screen
         if not self._dialogs_ahead:  # a list is shown: the dialogs get ready once it has painted
             self._dialogs_ahead = True
             if DIALOGS_AHEAD_AFTER is not None:
-                self.set_timer(DIALOGS_AHEAD_AFTER, self._import_dialogs_ahead)
-        listing = self.query_one(ThreadList)
+                screen.set_timer(DIALOGS_AHEAD_AFTER, self._dialogs_ahead_now)
+        listing = screen.query_one(ThreadList)
         row = listing.current
         self.thread_ahead.highlighted(listing.rows, None if row is None or isinstance(row, MailboxRow) else row)
-        if not isinstance(row, MailboxRow) or row.header is None or not self.session.is_open:
+        if not isinstance(row, MailboxRow) or row.header is None or not screen.session.is_open:
             return
         self._ahead_wanted = row
         if self._ahead_timer is not None:
@@ -294,7 +321,7 @@ class ReadingController(ControllerBase):
             self._ahead_rows = listing.rows
             self._read_ahead_next()
         else:
-            self._ahead_timer = self.set_timer(READ_AHEAD_REST, self._read_ahead_next)
+            self._ahead_timer = screen.set_timer(READ_AHEAD_REST, self._read_ahead_next)
 
     def _read_ahead_next(self) -> None:
         self._ahead_timer = None
@@ -306,112 +333,118 @@ class ReadingController(ControllerBase):
         if key in self.kept_messages:
             return
         self._ahead_running = key
-        self._read_ahead(key)
+        self._run(self._read_ahead, key, group="read-ahead")
 
-    @work(thread=True, group="read-ahead", exit_on_error=False)
     def _read_ahead(self, key: tuple[str, str]) -> None:
+        screen = self._screen
         try:
-            message = self.session.account_message(*key)
+            message = screen.session.account_message(*key)
             thread = Thread(ThreadId(MAILBOX_KIND, key[1]), message.header.subject, (message.content,),
                             notes=tuple(message.header.notes))
         except Exception:  # noqa: BLE001 - not asked for: Enter reads it again and says why
-            self.app.call_from_thread(self._read_ahead_failed, key)
+            screen.app.call_from_thread(self._read_ahead_failed, key)
             return
         try:
             prepare_texts(thread)  # what the reader shows, made here and not after Enter (issue 35)
         except Exception:  # noqa: BLE001 - made again when shown, where a failure is reported
             pass
-        self.post_message(MessageReadAhead(key[0], key[1], thread))
-        reply = self.composing.reply_with_read(key[0], key[1], thread)  # r's reply too (issue 35), once
+        screen.post_message(MessageReadAhead(key[0], key[1], thread))
+        reply = screen.composing.reply_with_read(key[0], key[1], thread)  # r's reply too (issue 35), once
         if reply is not None:  # the message is handed over (never delayed by the outgoing rule)
-            self.composing.build_with_read(reply)
+            screen.composing.build_with_read(reply)
 
     def _read_ahead_failed(self, key: tuple[str, str]) -> None:
         self._ahead_running = None
         if self._ahead_open is not None and self._ahead_open[1] == key:
             request, _ = self._ahead_open
             self._ahead_open = None
-            if self.is_current("reader", request):
-                self._read_mailbox(request, *key)
+            if self._screen.is_current("reader", request):
+                self._run(self._read_mailbox, request, *key, group="reader", exclusive=True)
         self._read_ahead_next()
 
-    def on_message_read_ahead(self, message: MessageReadAhead) -> None:
+    def message_read_ahead(self, message: MessageReadAhead) -> None:
+        """An account message read ahead came (routed by the screen): kept, shown if Enter waits for it."""
         key = (message.account_id, message.message_id)
         self._ahead_running = None
         self._keep_read(key, message.thread)
         waiting, self._ahead_open = self._ahead_open, None
-        if waiting is not None and waiting[1] == key and self.is_current("reader", waiting[0]):
+        if waiting is not None and waiting[1] == key and self._screen.is_current("reader", waiting[0]):
             self._show_read(waiting[0], message.thread, key[0])
         self._read_ahead_next()
 
     # -- the dialogs ahead (issue 35): the first r or f of a process no longer loads them ----
-    @work(thread=True, group="dialogs-ahead", exit_on_error=False)
+    def _dialogs_ahead_now(self) -> None:
+        self._run(self._import_dialogs_ahead, group="dialogs-ahead")
+
     def _import_dialogs_ahead(self) -> None:
         from mailtriage.tui.dialogs import ahead  # why: not on the first screen (test_startup_imports)
 
         ahead.import_dialogs()  # off the UI thread
-        self.app.call_from_thread(self._dialog_css_ahead)
+        self._screen.app.call_from_thread(self._dialog_css_ahead)
 
     def _dialog_css_ahead(self) -> None:
         from mailtriage.tui.dialogs import ahead  # why: loaded by the worker above
 
-        ahead.load_dialog_css(self.app)
-        self.call_after_refresh(self._dialog_widgets_ahead)  # the next step in its own turn
+        ahead.load_dialog_css(self._screen.app)
+        self._screen.call_after_refresh(self._dialog_widgets_ahead)  # the next step in its own turn
 
     def _dialog_widgets_ahead(self) -> None:
         from mailtriage.tui.dialogs import ahead  # why: loaded by the worker above
 
-        ahead.register_dialog_widgets(self.shell)
-        self.call_after_refresh(self.composing.keep_compose_ready)  # an empty compose dialog, hidden, in its own turn
+        screen = self._screen
+        ahead.register_dialog_widgets(screen.shell)
+        screen.call_after_refresh(screen.composing.keep_compose_ready)  # an empty compose dialog, hidden, in its own turn
 
     # -- thread URL ------------------------------------------------------------------------
     def show_thread_url(self) -> None:
-        thread = self.reader.thread
+        thread = self._screen.reader.thread
         if thread is None:
             return
-        self._thread_url(thread.thread_id)
+        self._run(self._thread_url, thread.thread_id, group="url", exclusive=True)
 
-    @work(thread=True, exclusive=True, group="url", exit_on_error=False)
     def _thread_url(self, thread_id) -> None:
+        screen = self._screen
         try:
-            result = self.session.thread_url(thread_id)
+            result = screen.session.thread_url(thread_id)
         except Exception as exc:
-            self.post_message(UrlFailed(0, "No thread URL", exc, self.resolve("thread_url")))
+            screen.post_message(UrlFailed(0, "No thread URL", exc, screen.resolve("thread_url")))
             return
-        self.post_message(ThreadUrlReady(str(result.value), result.resolution))
+        screen.post_message(ThreadUrlReady(str(result.value), result.resolution))
 
-    def on_thread_url_ready(self, message: ThreadUrlReady) -> None:
+    def url_ready(self, message: ThreadUrlReady) -> None:
+        screen = self._screen
         text = inert(message.url)
-        self.reader.show_status(f"URL: {text} · via {message.resolution.summary()}")
-        self.app.copy_to_clipboard(message.url)
-        self.notify(f"{text}\n(copied to the clipboard; not opened)", title="Thread URL", markup=False)
+        screen.reader.show_status(f"URL: {text} · via {message.resolution.summary()}")
+        screen.app.copy_to_clipboard(message.url)
+        screen.notify(f"{text}\n(copied to the clipboard; not opened)", title="Thread URL", markup=False)
 
-    def on_url_failed(self, message: UrlFailed) -> None:
-        if self.accept_failure(self.on_url_failed, message):
-            self.report_failure(message)
+    def url_failed(self, message: UrlFailed) -> None:
+        if self._screen.accept_failure(self.url_failed, message):
+            self._screen.report_failure(message)
 
     # -- MAS case of the thread being read ---------------------------------------------
-    @work(thread=True, exclusive=True, group="case", exit_on_error=False)
     def _load_case(self, request: int, thread) -> None:
         # lazy: the modes record loads only when a thread is read
         from mailtriage.application import case_record, modes_database
 
+        screen = self._screen
         try:
-            record = case_record(modes_database(self.shell.settings), thread)
+            record = case_record(modes_database(screen.shell.settings), thread)
         except Exception as exc:  # an unreadable record is said in the pane; the thread stays readable
-            self.post_message(CaseLoaded(request, thread, error=error_line(exc)))
+            screen.post_message(CaseLoaded(request, thread, error=error_line(exc)))
             return
         if record is not None:
-            self.post_message(CaseLoaded(request, thread, record))
+            screen.post_message(CaseLoaded(request, thread, record))
 
-    def on_case_loaded(self, message: CaseLoaded) -> None:
-        if not self.is_current("reader", message.request) or self.reader.thread is not message.thread:
+    def case_loaded(self, message: CaseLoaded) -> None:
+        screen = self._screen
+        if not screen.is_current("reader", message.request) or screen.reader.thread is not message.thread:
             return
         # lazy: as in _load_case
         from mailtriage.tui.case import case_text
 
         if message.error:
-            self.reader.show_case(Text.assemble(("⚠ the modes record could not be read: ", "bold"),
-                                                inert_text(message.error)))
+            screen.reader.show_case(Text.assemble(("⚠ the modes record could not be read: ", "bold"),
+                                                  inert_text(message.error)))
             return
-        self.reader.show_case(case_text(message.record))
+        screen.reader.show_case(case_text(message.record))

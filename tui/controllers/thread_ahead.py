@@ -9,7 +9,7 @@ listing has not seen yet is the next read's to show), and never after ``R``. An 
 the read is on its way waits for it instead of reading the thread a second time behind it.
 A read ahead that fails is forgotten: Enter reads and says why.
 
-A part of the main screen's reading controller (tui/controllers/reading.py) that owns its
+A part of the main screen's reading component (tui/controllers/reading.py) that owns its
 state and work, as the row marks are the thread pane's (tui/panes/row_marks.py).
 """
 

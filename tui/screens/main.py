@@ -3,9 +3,8 @@
 Some panes are areas that own their state and work (tui/panes/area.py: tracker, lists and
 thread panes); the screen only routes what crosses areas and reports the failures they let
 bubble. Alerts, banner, unpublished-changes mark, batch, the reader's h and |, proposals,
-personal accounts, compose and the listing (start-up's first one too) are components the
-screen holds (tui/controllers/), to which it routes their messages. Reading is still a
-controller, a mixin over this screen.
+personal accounts, compose, the listing (start-up's first one too) and reading are components
+the screen holds (tui/controllers/), to which it routes their messages: no mixin is left.
 Below 100 columns the sidebar folds away and unfolds while it has the focus (1, 2);
 the zoom key (Ctrl+w) gives the focused pane the whole screen (issue 35): tui/layout.py.
 """
@@ -31,13 +30,16 @@ from mailtriage.tui.controllers.keys import ReaderKeys
 from mailtriage.tui.controllers.listing import Listing
 from mailtriage.tui.controllers.proposals import Proposals
 from mailtriage.tui.controllers.publish_mark import PublishMark
-from mailtriage.tui.controllers.reading import ReadingController
+from mailtriage.tui.controllers.base import ControllerBase
+from mailtriage.tui.controllers.reading import Reading
+from mailtriage.tui.controllers.thread_ahead import ThreadAhead
 from mailtriage.tui.footer import KeyFooter
 from mailtriage.tui.mailbox_rows import MailboxRow
-from mailtriage.tui.messages import (ApplyFailed, AreaFailed, BatchFoldersReady, BatchReady, ComposeReady,
-                                     DraftBuiltAhead, FolderListed, IssueOfThreadFound, ProposalApplied,
-                                     ProposalFailed, ProposalReady, SessionOpened, SourcesChecked, ThreadLoaded,
-                                     ThreadOfIssueFound, ThreadsFailed, ThreadsLoaded, TrackerLoaded)
+from mailtriage.tui.messages import (ApplyFailed, AreaFailed, BatchFoldersReady, BatchReady, CaseLoaded,
+                                     ComposeReady, DraftBuiltAhead, FolderListed, IssueOfThreadFound,
+                                     MessageReadAhead, ProposalApplied, ProposalFailed, ProposalReady, ReaderFailed,
+                                     SessionOpened, SourcesChecked, ThreadLoaded, ThreadOfIssueFound, ThreadsFailed,
+                                     ThreadsLoaded, ThreadUrlReady, TrackerLoaded, UrlFailed)
 from mailtriage.tui.panes.folders import FolderList, FoldersPane
 from mailtriage.tui.panes.reader import ReaderPane, ThreadView
 from mailtriage.tui.panes.sources import SourceList, SourcesPane
@@ -59,7 +61,7 @@ CANCELLABLE = (("threads", "threads"), ("reader", "reader"), ("reply", "reply"))
 WRITE_GROUPS = ("apply",)
 
 
-class MainScreen(ReadingController, PendingWork, bindings.KeyContext, inherit_bindings=False):
+class MainScreen(ControllerBase, PendingWork, bindings.KeyContext, inherit_bindings=False):
     BINDINGS = bindings.MAIN
     key_context = "MainScreen"
     #: Focus goes to the thread list as soon as the panes are composed: with the default
@@ -109,8 +111,11 @@ class MainScreen(ReadingController, PendingWork, bindings.KeyContext, inherit_bi
         #: A personal account's folder in the thread list, flag and move (its listing is the
         #: screen's "threads" work, its proposals the screen's "reply" work).
         self.accounts = Accounts(self)
+        #: Enter on a row, the reader's q, Space, a and u, the read ahead, the thread URL and case
+        #: (its reads are the screen's "reader" work: Esc cancels them).
+        self.reading = Reading(self, thread_ahead=ThreadAhead(self, lambda: self.session))
         #: r, A, F and C: the compose dialog, built ahead, and its proposal (the screen's "reply" work).
-        self.composing = Compose(self, reading=self)
+        self.composing = Compose(self, reading=self.reading)
         #: The proposal flows, the proposal dialog of every proposal and the writes.
         self.proposals = Proposals(self, compose=self.composing, after_compose=self.composing.after_write)
 
@@ -242,10 +247,10 @@ class MainScreen(ReadingController, PendingWork, bindings.KeyContext, inherit_bi
         self.session.forget_availability()
         self.session.forget_tracker()  # a fixed tracker descriptor is read again (issue 30 §6)
         self.threads.marks.forget(ask_again=False)  # the rows' marks: asked for again once listed
-        self.thread_ahead.forget()  # a thread read ahead is read again, not shown from before R
+        self.reading.thread_ahead.forget()  # a thread read ahead is read again, not shown from before R
         self.listing.load_threads(self.listing.current_list)
-        if self.reader.thread is not None and self.open_summary is not None:
-            self.open_thread(self.open_summary)
+        if self.reader.thread is not None and self.reading.open_summary is not None:
+            self.reading.open_thread(self.reading.open_summary)
         if self.has_class("-tracker"):
             self.tracker.load()
 
@@ -269,7 +274,7 @@ class MainScreen(ReadingController, PendingWork, bindings.KeyContext, inherit_bi
         """Enter on a row: the listing's retry first (an outage's answer is forgotten before the
         read asks for the backend), then the read (tests/tui/test_screen_routes.py holds the order)."""
         self.listing.retry_on_enter()
-        self.open_row(message.summary)
+        self.reading.open_row(message.summary)
 
     def on_session_opened(self, message: SessionOpened) -> None:
         self.listing.session_opened(message)
@@ -286,9 +291,40 @@ class MainScreen(ReadingController, PendingWork, bindings.KeyContext, inherit_bi
     def on_threads_failed(self, message: ThreadsFailed) -> None:
         self.listing.failed(message)
 
-    @on(ThreadLoaded)  # a name of its own: on_thread_loaded is the reading controller's (called directly too)
-    def thread_read(self, message: ThreadLoaded) -> None:
+    def on_thread_loaded(self, message: ThreadLoaded) -> None:
+        """A read came: the listing's look first (a relist after an outage), then the reader."""
         self.listing.thread_read(message)
+        self.reading.thread_loaded(message)
+
+    def on_reader_failed(self, message: ReaderFailed) -> None:
+        self.reading.failed(message)
+
+    def on_thread_list_highlighted(self, message: ThreadList.Highlighted) -> None:
+        self.reading.highlighted()
+
+    def on_message_read_ahead(self, message: MessageReadAhead) -> None:
+        self.reading.message_read_ahead(message)
+
+    def on_case_loaded(self, message: CaseLoaded) -> None:
+        self.reading.case_loaded(message)
+
+    def on_thread_view_back_requested(self, message: ThreadView.BackRequested) -> None:
+        self.reading.back()
+
+    def on_thread_view_next_row_requested(self, message: ThreadView.NextRowRequested) -> None:
+        self.reading.next_row()
+
+    def on_thread_view_attachments_requested(self, message: ThreadView.AttachmentsRequested) -> None:
+        self.reading.show_attachments()
+
+    def on_thread_view_url_requested(self, message: ThreadView.UrlRequested) -> None:
+        self.reading.show_thread_url()
+
+    def on_thread_url_ready(self, message: ThreadUrlReady) -> None:
+        self.reading.url_ready(message)
+
+    def on_url_failed(self, message: UrlFailed) -> None:
+        self.reading.url_failed(message)
 
     def on_thread_list_batch_requested(self, message: ThreadList.BatchRequested) -> None:
         self.batches.requested(message.rows, message.action)
@@ -396,7 +432,7 @@ class MainScreen(ReadingController, PendingWork, bindings.KeyContext, inherit_bi
             self.jump_to_issue(message.summary.thread_id)
 
     def on_thread_view_issue_requested(self, message: ThreadView.IssueRequested) -> None:
-        # The thread shown, also one s read from an issue (no row of the list: open_summary None).
+        # The thread shown, also one s read from an issue (no row of the list: reading.open_summary None).
         thread = self.reader.thread
         if thread is not None and self.reader.account_id is not None:
             self._no_issue_of_personal_mail()
@@ -437,12 +473,12 @@ class MainScreen(ReadingController, PendingWork, bindings.KeyContext, inherit_bi
             thread_list.focus()
             row: ThreadSummary | None = thread_list.current
             if row is not None:
-                self.open_thread(row)
+                self.reading.open_thread(row)
             return
         # Not in the list (older than the window, another list): read it directly, the keys on
         # it (the list's row is another thread: r and i there answered that one).
         self.query_one(ThreadView).focus()
-        self.open_thread_id(message.thread_id)
+        self.reading.open_thread_id(message.thread_id)
 
     # -- what a quit would drop; unpublished tracker changes ----------------------------------
     def pending_work(self) -> list[str]:
