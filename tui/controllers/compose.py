@@ -22,9 +22,8 @@ the screen routes r, A, F and C (``ReplyRequested``), ``ComposeReady`` and
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Callable, Protocol
 
@@ -32,6 +31,7 @@ from textual.worker import get_current_worker
 
 from mailtriage.tui.mailbox_rows import MailboxRow
 from mailtriage.tui.messages import ComposeReady, DraftBuiltAhead, ProposalFailed, ProposalReady
+from mailtriage.tui.reply_with_read import DraftAhead as DraftAhead, RepliesWithRead
 from mailtriage.tui.sanitize import inert
 from mailtriage.tui.textual_private import after_frame, start_screen
 
@@ -48,8 +48,6 @@ GROUP = "reply"
 AHEAD_WAIT = 30.0
 #: Seconds between looks at a cancel while r waits for the reply built ahead.
 AHEAD_POLL = 0.05
-#: Replies built with the read ahead of a personal message, kept (as many as the reader keeps read).
-BUILT_WITH_READ_KEPT = 8
 
 
 @dataclass(frozen=True)
@@ -101,20 +99,6 @@ def pending_words(found) -> str | None:
             f"{'that one is' if one else 'they are'} sent or deleted.")
 
 
-@dataclass(eq=False)
-class DraftAhead:
-    """The reply built ahead for the message the reader shows: its target's key, the
-    thread as the reader holds it (another read is another object), and, once ``done`` is
-    set, what was built (None: refused or failed; r builds it again and says why)."""
-
-    key: tuple[str, str | None, str | None]
-    thread: Thread
-    done: threading.Event = field(default_factory=threading.Event)
-    built: Built | None = None
-    #: An r showed what was built before its dialog was made ready: none is made for it then.
-    taken: bool = False
-
-
 class ReadingView(Protocol):
     """What compose asks of the reading controller: the personal account's message in the
     reading pane (r, A and F there answer it) and the messages of personal accounts kept read
@@ -149,10 +133,7 @@ class Compose:
         #: A compose dialog mounted ahead, hidden and empty: the next one shown is this one,
         #: filled (issue 35: no ~25 widgets composed, mounted and styled between r and the draft).
         self._blank: ComposeDialog | None = None
-        #: Replies built by the read ahead of a personal message (its worker, before Enter):
-        #: (account id, message ID) -> (what was built, for the thread as read; the session).
-        self._built_with_read: dict[tuple[str, str], tuple[DraftAhead, object]] = {}
-        self._built_with_read_lock = threading.Lock()
+        self.with_read = RepliesWithRead(lambda: screen.session, self._reply_of, self._built_with_read)  # issue 35
 
     def _run(self, work: Callable[..., None], *args, group: str = GROUP, **kwargs) -> None:
         """``work(*args, **kwargs)`` as the screen's work of ``group`` (the newest one runs;
@@ -280,16 +261,13 @@ class Compose:
 
     # -- the reply built ahead (issue 35): r shows it, no work between the key and the dialog --
     def shown(self) -> None:
-        """The reader shows a message (its frame still to come): in the turn after that frame,
-        the reply built with its read ahead (``reply_with_read``), if any, gets its dialog made
-        ready (issue 35: the reader's own after-refresh step came 30-50 ms after the body's frame
-        under load, after an r typed as the body showed)."""
+        """The reader shows a message: the reply built with its read ahead, if any, has its dialog
+        made ready after the body's frame (issue 35: the reader's after-refresh step came later)."""
         after_frame(self._screen, self._take_on_built_with_read)
 
     def _take_on_built_with_read(self, make: bool = True) -> DraftAhead | None:
-        """The reply built (or being built) with the read ahead of the message the reader shows,
-        taken on as the reply built ahead; with ``make``, its dialog made ready now when it is
-        built (else its worker posts DraftBuiltAhead). None: there is none."""
+        """The reply built with the read ahead of the message shown (``with_read``), taken on; with
+        ``make`` its dialog made ready when built (else its worker posts DraftBuiltAhead)."""
         kept = self._draft_ahead
         if kept is not None and kept.thread is self._screen.reader.thread and kept.taken \
                 and self._screen.app.screen is not self._screen:
@@ -298,7 +276,8 @@ class Compose:
         if isinstance(target, str) or not target.personal or self._screen.reader.thread is None:
             return None
         built = kept if kept is not None and kept.thread is self._screen.reader.thread and kept.key == target.key \
-            and kept.built is not None and kept.built.target.personal else self._built_on_read(target)
+            and kept.built is not None and kept.built.target.personal \
+            else self.with_read.find(target.key, self._screen.reader.thread)
         if built is None:
             return None
         if built is not kept:  # the build ahead of another message stops (it is not shown)
@@ -315,12 +294,10 @@ class Compose:
         built with the message's read ahead. What is built belongs to the message as read:
         another message or a new read of it drops it."""
         kept = self._draft_ahead
-        if kept is not None and kept.taken and kept.thread is self._screen.reader.thread \
-                and self._screen.app.screen is not self._screen:
-            return  # an r typed before this step shows this read's reply already: nothing to make now
-        if kept is not None and kept.thread is self._screen.reader.thread and kept.built is not None \
-                and kept.built.target.personal:
-            return  # the account's own reply, taken on (``shown``): its dialog made after the body's frame
+        if kept is not None and kept.thread is self._screen.reader.thread and (
+                kept.taken and self._screen.app.screen is not self._screen  # an r before this shows it
+                or kept.built is not None and kept.built.target.personal):  # taken on (``shown``)
+            return
         self._draft_ahead = None
         self._screen.workers.cancel_group(self._screen, "reply-ahead")  # the one before is for another message
         self._drop_dialog_ahead()
@@ -330,9 +307,8 @@ class Compose:
         thread = self._screen.reader.thread
         if isinstance(target, str) or not target.personal or target.source is None or thread is None:
             return  # a project thread is read for the reply again (its drafts, its thread): not ahead
-        if self._take_on_built_with_read(make=False) is not None:  # built with the message's read ahead:
-            after_frame(self._screen, self._take_on_built_with_read)  # its dialog, not before the body's frame
-            return
+        if self._take_on_built_with_read(make=False) is not None:  # built with the read: its dialog
+            return after_frame(self._screen, self._take_on_built_with_read)  # not before the body's frame
         ahead = DraftAhead(target.key, thread)
         self._draft_ahead = ahead
         self._run(self._build_ahead, ahead, target, group="reply-ahead")
@@ -351,65 +327,16 @@ class Compose:
         if ahead.built is not None and not worker.is_cancelled:
             self._screen.post_message(DraftBuiltAhead(ahead))
 
-    def reply_with_read(self, account_id: str, message_id: str, thread: Thread) -> DraftAhead | None:
-        """The read ahead of a personal account's message (its worker, before it hands the
-        message over): the reply r would show on it, to be built by that worker once the message
-        is handed over (``build_with_read``), when the outgoing rule decides it from the message
-        alone (it answers nothing and was not written to a project address: no project source
-        is asked). None: built once the reader shows it, as before. Enter on the message finds
-        it built, or on its way, and fills its dialog right after the body's frame (issue 35: a
-        build started there, on a worker, landed 10-40 ms later, often after an r typed with
-        Enter, which then waited for it and for the dialog's first layout)."""
-        source = thread.messages[0] if len(thread.messages) == 1 else None
-        session = self._screen.session
-        try:
-            if source is None or not session.is_open or not session.route_asks_no_source(source):
-                return None
-        except Exception:  # noqa: BLE001 - not asked for: the read ahead hands its message over all the same
-            return None
-        ahead = DraftAhead(ComposeTarget("", account_id=account_id, message_id=message_id, source=source).key, thread)
-        key = (account_id, message_id)
-        with self._built_with_read_lock:
-            self._built_with_read.pop(key, None)
-            self._built_with_read[key] = (ahead, session)
-            while len(self._built_with_read) > BUILT_WITH_READ_KEPT:
-                del self._built_with_read[next(iter(self._built_with_read))]
-        return ahead
+    def _reply_of(self, account_id: str, message_id: str, source: Message) -> Built | None:  # worker
+        built = self._build_compose(ComposeTarget("", account_id=account_id, message_id=message_id, source=source))
+        return built if isinstance(built, Built) and built.target.personal else None
 
-    def build_with_read(self, ahead: DraftAhead) -> None:
-        """Build ``ahead`` (``reply_with_read``) on the read ahead's worker, after it handed the
-        message over (a lock the build waits for never delays the body). If the reader shows the
-        message already (``ahead`` taken on), its dialog is made ready when this is posted."""
-        _kind, account_id, message_id = ahead.key
-        target = ComposeTarget("", account_id=account_id, message_id=message_id, source=ahead.thread.messages[0])
-        try:
-            built = self._build_compose(target)
-            ahead.built = built if isinstance(built, Built) and built.target.personal else None
-        except Exception:  # noqa: BLE001 - not asked for: r builds it again and says why
-            ahead.built = None
-        finally:
-            ahead.done.set()  # set before the look below; the UI thread takes it on before its look at done
-        if ahead.built is not None and ahead is self._draft_ahead:
+    def _built_with_read(self, ahead: DraftAhead) -> None:  # the read ahead's worker
+        if ahead is self._draft_ahead:  # taken on already (it was not built then): its dialog now
             self._screen.post_message(DraftBuiltAhead(ahead))
 
-    def _built_on_read(self, target: ComposeTarget) -> DraftAhead | None:
-        """The reply built (or being built) with the read ahead of ``target``'s message, when the
-        reader shows that read (the same object) in the same session."""
-        if target.account_id is None or target.message_id is None:
-            return None
-        with self._built_with_read_lock:
-            kept = self._built_with_read.get((target.account_id, target.message_id))
-        if kept is None:
-            return None
-        ahead, session = kept
-        if ahead.thread is not self._screen.reader.thread or ahead.key != target.key \
-                or session is not self._screen.session or (ahead.done.is_set() and ahead.built is None):
-            return None
-        return ahead
-
     def built_ahead(self, message: DraftBuiltAhead) -> None:
-        """The reply built ahead is ready: its compose dialog is made ready (``_make_ready``)."""
-        self._make_ready(message.ahead)
+        self._make_ready(message.ahead)  # the reply built ahead is ready
 
     def _make_ready(self, ahead: DraftAhead) -> None:
         """The compose dialog of the reply built ahead is filled (or composed) and mounted now,
@@ -481,7 +408,7 @@ class Compose:
         """The reply built ahead for ``target``, when it is r on the message the reader shows as read."""
         ahead = self._draft_ahead
         if ahead is None or ahead.thread is not self._screen.reader.thread or ahead.key != target.key:
-            ahead = self._built_on_read(target)  # r before the reader's after-frame step: built with the read
+            ahead = self.with_read.find(target.key, self._screen.reader.thread)  # r before ``shown``'s step
             if ahead is not None:
                 ahead.taken = False
                 self._draft_ahead = ahead

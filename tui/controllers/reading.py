@@ -349,9 +349,9 @@ class Reading:
         except Exception:  # noqa: BLE001 - made again when shown, where a failure is reported
             pass
         screen.post_message(MessageReadAhead(key[0], key[1], thread))
-        reply = screen.composing.reply_with_read(key[0], key[1], thread)  # r's reply too (issue 35), once
+        reply = screen.composing.with_read.register(key[0], key[1], thread)  # r's reply too (issue 35)
         if reply is not None:  # the message is handed over (never delayed by the outgoing rule)
-            screen.composing.build_with_read(reply)
+            screen.composing.with_read.build_on(reply)
 
     def _read_ahead_failed(self, key: tuple[str, str]) -> None:
         self._ahead_running = None
