@@ -361,6 +361,36 @@ screen's dimmed background and the cached lines, 4.7-6.5 ms of UI CPU against 12
   worker took the UI thread's turns before it) and lands 10-40 ms later; the push's one update
   (~5 ms: the dimmed background over the whole screen, every line cut at the dialog's edges).
 
+open10 (2026-12-04, --runs 7 --before /work/base (c34f710), median of 7 fresh processes, seconds).
+At the start of the session, quiet (load 0.2-0.6): open 0.082 (0.051-0.110) against aerc 0.030,
+2.7x. Where the time went, traced in tmux (a scratch sitecustomize in the app's process logging
+every UI-thread step, frame and write, and the Service calls of every thread, on the clock the
+benchmark's send-keys is read with; load 10-12): Enter is typed as the folder's first rows show,
+and the read ahead of the newest message started only when the list's Highlighted reached the
+screen, after that frame at times: in one run of two the read was asked 3-7 ms before the Enter
+and answered 60-80 ms after it, the Enter's frame showed "loading" and the body came a frame
+later. Now the turn that shows the folder's rows starts the read (MainScreen.on_folder_listed);
+and the frame after the body's (which an r typed at once waits behind) no longer repaints the
+list and the view whole nor lays the screen out again (tui/focus_paint.py, bench_open_headless.py
+open10). The machine stayed at load 20-24 for the rest of the session (other helpers' suites):
+
+  | run (load)          | before | ours  | aerc  | before/aerc | ours/aerc | goal  |
+  |---------------------|--------|-------|-------|-------------|-----------|-------|
+  | 13:14 open (22-24)  | 0.203  | 0.167 | 0.047 | 4.30x       | 3.54x     | <= 2x |
+  | 13:14 reply (22-24) | 0.103  | 0.131 | 0.039 | 2.60x       | 3.33x     | <= 1x |
+
+  Single opens: ours 0.080-0.243, before 0.101-0.283, aerc 0.024-0.130. At this load the figure
+  is the CPU the two cores give each process, not the path: the goal cannot be shown met or missed,
+  and reply's before/after is inside its spread (ours 0.030-0.343, before 0.059-0.233). To judge
+  it: the same command on a quiet machine. Headless (bench_habits_headless --rounds 2 --before,
+  UI CPU ms, 2 processes each, load 21-27): Enter -> the compose dialog (r at the body's frame)
+  58.9 vs 66.2, r -> its frame 8.8 vs 11.6, settled 17.1 vs 19.4; f -> the proposal 142 vs 67 in
+  that run but 71.6 in a repeat (one process, load 24; the focus change alone turned off there:
+  75.6): nothing on f's path changed but the list's blur, which now paints one row instead of all.
+  Left on the open path (UI CPU, bench_open_headless):
+  the body's frame (~10 ms: layout, the body's lines, the reading pane's border) and Enter's
+  handling before it (~5-7 ms: show_thread, the focus move's restyle of the two panes' borders).
+
 reply10 (2026-12-04, --before /work/base (c34f710) in each run). The slow mode of an r typed as the
 body showed (0.077 / 0.084 s in 2 of 5 quiet runs at the session's start, against 0.017-0.033):
 the reply was built on a worker started after the body's frame and landed 10-40 ms later; an r

@@ -198,6 +198,18 @@ at once; since storm9 it is judged again at the next poll (``LOOKUP_TRIES``). Wi
 ``--threads 14000 --minutes 5 --base <1d3761d>``, 08:17-08:26 UTC, load 0.3-1.9, base / now:
 1000 / 1000 announced, none twice, none not new, 0 failed lookups; memory +5 / +4 % of fresh
 (90 MB); CPU per fifth 7 8 7 7 7 in both; key p99 23.9 / 19.6 ms, median 3.3 / 3.3.
+
+Issue 39 closed out (storm10, 2026-12-04 12:43-13:14 UTC): the alert loop writes the
+acknowledged cursor as it ends (a quit or a reopen no longer loses what was announced).
+``--threads 14000 --minutes 30 --base <c34f710>``, nice 10, load 1.9-27.7 (other helpers'
+runs; 9-14 in the first half, 20-28 in the second), base / now (e2150c8): memory after the
+storm 151 / 143 MB against 137 fresh (+10 / +4 %: goal met); CPU per fifth 7 6 6 6 6 % of a
+core in both (flat); 409 / 403 listings, median 105 / 99 ms; key p99 113.0 / 126.0 ms (met),
+median 8.8 / 8.6, max 1051 / 498, over 200 ms 32 / 30; 'new reports' announced 5956 / 6000
+for 6000 new threads (none twice, none not new). Base's 44 short: its list after the storm
+also held 44 threads fewer (19956 of 20000), so its last polls had not caught up when it was
+measured at this load; it had one root lookup cut (ConnectionLost at 1524 s, 29 roots,
+judged again at the next poll as storm9 made it). Not examined further.
 """
 
 from __future__ import annotations

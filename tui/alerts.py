@@ -33,7 +33,7 @@ class AlertLoop:
     """The poll loop of one session: ``run`` on a worker thread, ``poll_now``/``stop`` from the UI."""
 
     def __init__(self, make_poller: Callable[[], NewReportPoller | None], interval: float,
-                 list_name: str | None) -> None:
+                 list_name: str | None, *, after: AlertLoop | None = None) -> None:
         # The poller (the flows' module and mail sources of its own) is built by ``run`` on
         # the worker thread: built on the UI thread it cost start-up 0.15-0.35 s of the
         # main loop before the first rows were painted (benchmarks/bench_startup.py).
@@ -42,21 +42,52 @@ class AlertLoop:
         self.list_name = list_name
         self.interval = interval
         self.stopped = threading.Event()
+        #: Set once ``run`` has returned: its last poll is over and what was acknowledged is written.
+        self.finished = threading.Event()
+        # The loop this one replaces (the session reopened): its last write comes before our first poll.
+        self._after = after
         self._wake = threading.Event()
+        self._running = False  # run began (stop before it: nothing to write, finished at once)
+        self._state = threading.Lock()
         self.quiet_trim = QuietTrim()
 
     def poll_now(self) -> None:
         self._wake.set()
 
     def stop(self) -> None:
-        self.stopped.set()
-        self._wake.set()
+        with self._state:
+            self.stopped.set()
+            self._wake.set()
+            if not self._running:  # its worker never ran (cancelled before it started): nothing to write
+                self.finished.set()
 
     def run(self, on_news: Callable[[PollOutcome], None], on_error: Callable[[Exception], None],
             on_recovered: Callable[[Outage], None] | None = None) -> None:
         """Poll until stopped. Blocks: call from a worker thread. Closes the poller's sources.
         Its operations are the poller's in the backend console's log. Through an outage it
-        keeps polling (a server that comes back is used again, see ``run_poll_loop``)."""
+        keeps polling (a server that comes back is used again, see ``run_poll_loop``).
+
+        When it ends, what was acknowledged and not written yet (the app acknowledges news in
+        memory when it announces it and writes it off the UI thread) is written, once: after
+        the last poll returned, so no poll in flight races it. A loop built ``after`` another
+        (the session reopened) polls only once that one has ended and written: else its first
+        poll, reading the cursor before that write, would announce the same threads again."""
+        with self._state:
+            if self.stopped.is_set():
+                return
+            self._running = True
+        try:
+            self._run(on_news, on_error, on_recovered)
+        finally:
+            self._after = None
+            self.finished.set()
+
+    def _run(self, on_news: Callable[[PollOutcome], None], on_error: Callable[[Exception], None],
+             on_recovered: Callable[[Outage], None] | None) -> None:
+        after = self._after
+        while after is not None and not after.finished.wait(0.2):
+            if self.stopped.is_set():
+                return
         if self.poller is None:
             try:
                 self.poller = self._make_poller()
@@ -96,6 +127,10 @@ class AlertLoop:
                         if gap > 0:
                             self._wake.wait(gap)
         finally:
+            try:
+                self.poller.save()  # the acknowledged cursor, once the loop is done with it
+            except Exception:  # unwritable (a full disk): reported again at the next start, as before a write
+                pass
             try:
                 self.poller.sources.close()
             except Exception:  # closing must never fail the worker

@@ -77,6 +77,8 @@ class StartupKeys:
         self.start_rows_awaited = False
         if self._held_keys is not None:
             self.release_keys()
+        else:  # a cold start's read ahead that came before its rows were on: offered now
+            self.offer_read_ahead()
 
     def drop_held_keys(self) -> None:
         """The project cannot be opened (the first-run screen comes instead): the keys held for

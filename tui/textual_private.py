@@ -65,7 +65,10 @@ class SizedInPlace:
     next frame: the frame after the body's (Enter), which an r typed at once waited behind
     (issue 35). For a widget whose content the layout itself measures and that scrolls
     nothing (the reader's message headers and bodies), the size the reflow gave is final:
-    it is set without that ask, as Textual's own reflow of the visible widgets sets it."""
+    it is set without that ask, as Textual's own reflow of the visible widgets sets it. So it is
+    for the reading pane's view, which scrolls: its virtual size is its children's, measured by
+    that reflow, and a scrollbar the new size shows or hides asks its own layout (the
+    ``show_vertical_scrollbar`` reactive), so the ask only laid the screen out again unchanged."""
 
     def _size_updated(self, size, virtual_size, container_size, layout: bool = True) -> bool:  # type: ignore[no-untyped-def]
         return super()._size_updated(size, virtual_size, container_size, layout=False)  # type: ignore[misc]

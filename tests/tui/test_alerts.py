@@ -8,7 +8,7 @@ from email.utils import format_datetime
 from pathlib import Path
 
 from mailtriage.tui.alerts import MarkedRows
-from tests.tui.helpers import HOSTILE_SUBJECT, mail, make_app, mbox_project, screen_text, until
+from tests.tui.helpers import HOSTILE_SUBJECT, WAIT_BOUND, mail, make_app, mbox_project, screen_text, until
 
 NEW_SUBJECT = "RCE in the frob uploader"
 NEW_ID = "<rce-1@example.org>"
@@ -193,3 +193,51 @@ async def test_a_second_whole_listing_of_the_same_list_freezes_nothing_more(tmp_
     finally:
         gc.enable()
         gc.unfreeze()
+
+
+async def test_a_quit_right_after_an_announcement_leaves_it_acknowledged(tmp_path, user_data):
+    """The announcement acknowledges in memory and writes off the UI thread; a quit right
+    after it still writes it (as the poll loop ends: tests/tui/test_alerts_stop.py), so the
+    next start does not announce it again."""
+    folder = tmp_path / "p"
+    mbox_project(folder, extra_config={"alerts": {"poll_seconds": 3600}})
+    app = make_app(folder, alerts=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await _until(pilot, lambda: bool(_cursor_files(user_data)), "the baseline cursor")
+        _append(folder / "list.mbox", mail(NEW_SUBJECT, "Eve <eve@example.org>",
+                                           format_datetime(datetime.now(timezone.utc)), NEW_ID, "details follow\n"))
+        loop = app.main.alerts.alert_loop
+        assert loop is not None
+        await pilot.press("ctrl+n")
+        await _until(pilot, lambda: any(n.title == "1 new report" for n in app._notifications), "the announcement")
+    assert loop.stopped.is_set()
+    assert loop.finished.wait(WAIT_BOUND), "the poll loop did not end after the quit"
+    assert any(NEW_ID in key for key in _seen(user_data))
+
+
+async def test_the_reopened_sessions_poll_starts_once_the_stopped_loop_has_written(tmp_path, user_data):
+    """The session reopened (a project or account switch) right after an announcement: the new
+    loop builds its poller only once the old loop has ended and written (else its first poll
+    read the cursor before that write and announced the same report again)."""
+    folder = tmp_path / "p"
+    mbox_project(folder, extra_config={"alerts": {"poll_seconds": 3600}})
+    app = make_app(folder, alerts=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await _until(pilot, lambda: bool(_cursor_files(user_data)), "the baseline cursor")
+        _append(folder / "list.mbox", mail(NEW_SUBJECT, "Eve <eve@example.org>",
+                                           format_datetime(datetime.now(timezone.utc)), NEW_ID, "details follow\n"))
+        old = app.main.alerts.alert_loop
+        assert old is not None
+        await pilot.press("ctrl+n")
+        await _until(pilot, lambda: any(n.title == "1 new report" for n in app._notifications), "the announcement")
+        app.reopen()
+
+        def new_loop():
+            loop = app.main.alerts.alert_loop
+            return loop if loop is not None and loop is not old else None
+
+        await _until(pilot, lambda: new_loop() is not None and new_loop().poller is not None, "the new loop's poller")
+        assert old.finished.is_set(), "the new loop started before the stopped one had written"
+        assert any(NEW_ID in key for key in _seen(user_data))
+        await _until(pilot, lambda: new_loop().poller.last_judged > 0, "the new loop's first poll")
+    assert [n.title for n in app._notifications].count("1 new report") == 1

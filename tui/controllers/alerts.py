@@ -84,6 +84,8 @@ class Alerts(Widget):
         self._frozen_list: str | None = None  # the list whose whole window the app's state was frozen with
         # The marked rows made so far, handed from one MarkedRows to the next (tui/alerts.py).
         self._marked_rows_made: dict = {}
+        # The loop stopped last (the session closed): a new one polls once it has written.
+        self._stopped_loop: AlertLoop | None = None
 
     def start(self) -> None:
         """Start the poll worker of this session (once; a silent baseline comes first).
@@ -116,7 +118,9 @@ class Alerts(Widget):
         if watch is None:
             self._say_no_list()
             return
-        loop = AlertLoop(watch.make_poller, watch.interval, watch.list_name)
+        last, self._stopped_loop = self._stopped_loop, None
+        loop = AlertLoop(watch.make_poller, watch.interval, watch.list_name,
+                         after=last if last is not None and not last.finished.is_set() else None)
         self.alert_loop = loop
         self._poll_alerts(loop)
 
@@ -144,11 +148,14 @@ class Alerts(Widget):
 
     def stop(self) -> None:
         """Stop the poll worker (quit, or the session is replaced); news not announced yet is
-        dropped unacknowledged, so the next run reports it again."""
+        dropped unacknowledged, so the next run reports it again. What was announced is
+        written by the loop as it ends (``AlertLoop.run``), and a loop started after this
+        (the session reopened) polls only once that is done."""
         loop, self.alert_loop = self.alert_loop, None
         self._alerts_asked = self._alerts_after_read = False
         if loop is not None:
             loop.stop()
+            self._stopped_loop = loop
         self.workers.cancel_group(self, "alerts")
         if self._alert_timer is not None:
             self._alert_timer.stop()
@@ -312,7 +319,7 @@ class Alerts(Widget):
     @work(thread=True, group="alerts-ack", exit_on_error=False)
     def _save_alert_cursor(self, loop: AlertLoop) -> None:
         if loop.stopped.is_set():
-            return
+            return  # the loop writes it as it ends (after its last poll): once, not racing that poll
         loop.poller.save()
 
 

@@ -397,8 +397,13 @@ class Reading:
 
     # -- thread URL ------------------------------------------------------------------------
     def show_thread_url(self) -> None:
-        thread = self._screen.reader.thread
+        reader = self._screen.reader
+        thread = reader.thread
         if thread is None:
+            return
+        if reader.account_id is not None:  # its ID names the account's folder, not an archive
+            self._screen.notify("u gives a project thread's archive URL; a personal account's message has none.",
+                                markup=False)
             return
         self._run(self._thread_url, thread.thread_id, group="url", exclusive=True)
 
