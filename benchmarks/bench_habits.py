@@ -426,6 +426,16 @@ Enter as before. Figures, seconds from the key, 7 fresh processes each, run by r
   the body's frame (7-10 ms: the dialog's layout, its changed widgets' lines), and the push's one
   update (~5 ms). Left: filling the dialog before Enter (the reply is built then; the fill is
   on the UI thread and would take the turn an Enter typed right after the list needs).
+
+  After merging main (open10, cold10, reading10 part 2 in ours; before is still c34f710), 13:36
+  UTC, load 7.7-12, 7 runs: reply ours 0.051 (0.058, 0.051, 0.040, 0.019, 0.028, 0.082, 0.079),
+  before 0.044 (0.080, 0.050, 0.022, 0.012, 0.038, 0.065, 0.044), aerc 0.025 (0.020-0.040):
+  2.04x / 1.76x. Open 0.063 / 0.052 / 0.033; flag without confirmation 0.081 / 0.055 / 0.233.
+  At this load two of seven replies of ours are still ~0.08 s: the slow mode is not shown gone
+  on the screen (the headless CPU above is), and the goal (<= aerc) is not met. Flag without
+  confirmation was behind before in 3 of the 4 runs of this session (0.165/0.144, 0.258/0.127,
+  0.081/0.055; 0.147/0.192 the other way): the reply built on the read ahead after the 200 v's
+  rest is on its worker then (a few ms of CPU, the account's lock briefly): not settled.
 """
 
 from __future__ import annotations
