@@ -1,7 +1,7 @@
 """Enter -> the thread's body, the UI thread's CPU time, headless (issues 33 and 35).
 
     .venv/bin/python benchmarks/bench_open_headless.py [--opens 12] [--rounds 3] [--messages 5]
-        [--before CHECKOUT] [--profile FILE]
+        [--before CHECKOUT] [--profile FILE] [--steps]
 
 What load does not inflate: the CPU time of the app's UI thread (``time.thread_time``) from
 Enter on a row whose thread was read ahead (the cursor rested on it) to the frame that shows
@@ -19,6 +19,13 @@ after the paint hand back included: what delays the next key).
 the package of another checkout (a throwaway worktree of the base commit): before and after of
 one session. ``--profile FILE`` writes a cProfile of this code's opens (UI thread only).
 Pilot's own polling runs on the UI thread too (a few ms); both sides pay it.
+
+``--steps`` (the last round of each build): Enter goes to the app as a terminal's key would (the
+driver's queue, without Pilot's wait for idle), and each open prints every step of the UI thread's
+event loop of 0.3 ms of CPU or more from Enter to settled (bench_habits_headless.probe_steps: the
+widget and the messages it handled, or the callback), the frames (``FRAME``; "the reader holds the
+thread" once it does) and what each screen update draws (``... MainScreen update: layout 4
+widgets ReaderPane#reader-pane, ...``: a layout of the whole screen, the widgets repainted).
 
 Figures, 2026-12-03, the 2-core development machine shared with four other sessions, ms of UI
 thread CPU, median [min-max] of 11 opens x N processes ("before" 771e378, same run):
@@ -85,6 +92,24 @@ thread CPU, median [min-max] of 11 opens x N processes ("before" 771e378, same r
 
   CPU time is inflated by load too on this machine (shared caches): the same build measured
   ~60 ms at load 5-6 and ~135 ms at load 8-9. Compare only within one run.
+
+  open10 (2026-12-04, "before" c34f710 = /work/base). ``--steps`` showed what came after the body's
+  frame (load 9-12, per open): Textual's Focus and Blur handlers repainted the list and the view
+  whole (``refresh()``: every visible row of the list styled again, ~1.4 ms, and a box spanning the
+  screen), and the view's new virtual size asked a second layout of the whole screen: a second
+  frame of 9.5-10 ms UI CPU ("layout 6 widgets"), then a third for the footer. With the focus
+  handlers of tui/focus_paint.py (the list's cursor row repainted alone, the view not at all) and
+  the view sized in place (SizedInPlace): one frame after the body's, 6.5 ms, no layout ("5
+  widgets": the footer line, the thread pane's border, the list's cursor row, the status line,
+  the scrollbar). The body's frame itself is unchanged (layout 2-3 ms, the body's lines ~3, the
+  reading pane's border ~1.4, the scrollbar ~0.9; Opened 3-5 ms and the focus's set_focus 1.6-2 ms
+  before it). 3 processes each, load 21-22, ms: paint 24.0 vs 22.2 (inside the spread), settle
+  46.7 vs 49.4, the first open's settle 64.5 vs 78.4.
+  Left: the frame after the body's still renders a box from the thread pane's top to the footer
+  (its border changes with the focus); the pane's border restyle (update_nodes of two panes,
+  1.6-2 ms) and the reading pane's border re-render (1.4 ms) are in the body's frame. Without
+  the border change at all (measured by turning mark_active_pane off, not kept: the focused pane
+  must stay obvious), paint -2 to -3 ms and settle -5 ms at load 12-14.
 """
 
 from __future__ import annotations
@@ -120,7 +145,11 @@ def messages(threads: int, per_thread: int):
     return out
 
 
-async def measure(project: Path, opens: int, profile: str | None) -> dict[str, list[float]]:
+async def measure(project: Path, opens: int, profile: str | None, steps: bool = False) -> dict[str, list[float]]:
+    import asyncio
+
+    from textual import events
+
     from mailtriage.tui.panes.reader import ReaderPane
     from mailtriage.tui.panes.thread_list import ThreadList
     from tests.tui.helpers import make_app, settle
@@ -145,6 +174,31 @@ async def measure(project: Path, opens: int, profile: str | None) -> dict[str, l
         display(screen, renderable)
 
     app._display = frame
+    ran: list[tuple[float, float, str]] = []  # --steps: the UI thread's steps (wall, CPU, what)
+    walls: list[tuple[float, str]] = []  # --steps: each frame's wall time and what it showed
+    if steps:
+        from bench_habits_headless import probe_steps
+
+        probe_steps(ran)
+        shown_display = app._display
+
+        def framed(screen, renderable) -> None:
+            if renderable is not None:
+                walls.append((time.perf_counter(), "FRAME" + (" (the reader holds the thread)" if panes
+                                                              and panes[0].thread is not None else "")))
+            shown_display(screen, renderable)
+        app._display = framed
+
+    async def enter() -> None:
+        if not steps:
+            await pilot.press("enter")
+            return
+        # --steps: Enter as a terminal's key (the driver's queue), without Pilot's wait for idle
+        event = events.Key("enter", "\r")
+        event.set_sender(app)
+        app._driver.send_message(event)
+        await asyncio.sleep(0)
+
     async with app.run_test(size=(160, 50)) as pilot:
         await settle(pilot)
         listing = app.screen.query_one(ThreadList)
@@ -159,10 +213,13 @@ async def measure(project: Path, opens: int, profile: str | None) -> dict[str, l
             if profiler is not None:
                 profiler.enable()
             frames.clear()
+            ran.clear()
+            walls.clear()
+            wall = time.perf_counter()
             cpu = time.thread_time()
-            await pilot.press("enter")
+            await enter()
             while reader.thread is None or reader.thread.thread_id != row.thread_id:
-                await pilot.pause(0)
+                await asyncio.sleep(0.001) if steps else await pilot.pause(0)
             # the first frame that shows it (each frame goes through App._display)
             while not (shown := [when for when, thread in frames if thread is reader.thread]):
                 await pilot.pause(0)
@@ -172,6 +229,12 @@ async def measure(project: Path, opens: int, profile: str | None) -> dict[str, l
                 profiler.disable()
             await settle(pilot)
             settled.append(time.thread_time() - cpu)
+            if steps:
+                print(f"STEPS open {n}{' (the first of the process)' if n == 0 else ''} ({len(reader.thread.messages)} msg), ms from Enter: wall, UI CPU of the step",
+                      file=sys.stderr)
+                for when, what in sorted([(w, f"{c * 1000:5.1f} {what}") for w, c, what in ran]
+                                         + [(w, f"  --- {what}") for w, what in walls]):
+                    print(f"  {(when - wall) * 1000:7.1f}  {what}", file=sys.stderr)
             await pilot.press("q")
             await settle(pilot)
     if profiler is not None:
@@ -182,7 +245,7 @@ async def measure(project: Path, opens: int, profile: str | None) -> dict[str, l
 def child(args) -> None:
     import asyncio
 
-    figures = asyncio.run(measure(Path(args.project), args.opens, args.profile))
+    figures = asyncio.run(measure(Path(args.project), args.opens, args.profile, args.steps))
     print(json.dumps(figures))
 
 
@@ -193,6 +256,9 @@ def main() -> int:
     parser.add_argument("--messages", type=int, default=5, help="messages of every other thread")
     parser.add_argument("--before", type=Path, metavar="CHECKOUT")
     parser.add_argument("--profile", metavar="FILE")
+    parser.add_argument("--steps", action="store_true",
+                        help="print, per open, every UI-thread step of 0.3 ms or more from Enter to settled, "
+                             "the frames and what each screen update draws (Enter sent as a terminal's key)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--project", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -220,10 +286,15 @@ def main() -> int:
                 argv = [PYTHON, __file__, "--child", "--project", str(project), "--opens", str(args.opens)]
                 if args.profile and label == "ours" and rnd == args.rounds - 1:
                     argv += ["--profile", args.profile]
+                if args.steps and rnd == args.rounds - 1:
+                    argv += ["--steps"]
                 out = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
                 if out.returncode:
                     print(out.stderr[-3000:])
                     return 1
+                if args.steps and rnd == args.rounds - 1:
+                    print(f"== {label}\n" + "\n".join(line for line in out.stderr.splitlines()
+                                                      if line.startswith(("STEPS", "  "))))
                 got = json.loads(out.stdout.strip().splitlines()[-1])
                 sizes = got.pop("sizes")
                 for n, paint in list(zip(sizes, got["paint"]))[1:]:  # the paint by the thread's size

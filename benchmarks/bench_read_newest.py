@@ -258,6 +258,77 @@ then ``OPEN_WAITS_FOR_READ_AHEAD`` measured on it and removed.
   written 4.02 s (UI 0.76 s), on the terminal 4.34 s; the app's own project opening 4.38-5.08 s, after
   the body. So at this load the UI thread's path (Textual's import and the two frames) is the later one,
   not the read ahead; the child's path ends 0.4 s before the keys are released.
+
+cold10 (2026-12-04, 12:30-13:15 UTC; six other helpers on the 2 cores, load 2-25 and rising): the cold start
+(no summary cache, no kept frame), whose body was 1.21x aerc on the lead's quiet run (0.648 s against 0.783 s;
+warm 1.62x).
+
+  Where the cold start's time went (``trace_startup.py --server /tmp/f100k --cold``, new, load 2-3, medians of
+  4, seconds from the spawn): the child forked 0.09, its project opening (imports of the IMAP stack) to 0.24,
+  its sign-in 0.24-0.39 (connect; the keyring's import before the LOGIN, ~50 ms; LIST; SELECT of the 100k
+  INBOX, 0.06-0.14 s of Dovecot), then its listing SELECTed the folder a second time (another ~50 ms of
+  Dovecot) before the first page's FETCH; page sent 0.44-0.49, read ahead 0.03-0.06 s later. The app:
+  Textual imported 0.28, main screen up 0.40-0.46 with no rows, then the page through the listing's worker
+  and a frame of its own 0.10-0.20 s later; the app's own project opening (its imports) started at its
+  mount, beside both frames; the Enter then went through the read worker (a "loading" frame) to the read
+  ahead.
+
+  Changed: the child's listing takes the sign-in's SELECT (one NOOP: ImapSource._folder_state, with nothing
+  run on the connection since prepare_read); the main screen, as it mounts, takes the child's first page
+  when it is in the pipe or comes within FIRST_PAGE_WAIT (0.1 s), so the first frame shows it (as a warm
+  start's cached rows), and the read ahead behind it when it is there too; the cold read ahead is offered
+  to the reader as a warm one is (the Enter shows it in its own frame); the app's own opening starts after
+  that frame. ``--child`` now times the child cold too (first page handed over / read ahead done).
+
+  Looked at and left: Dovecot's read of its 4.7 MB uidlist (0.06-0.2 s) is paid at the first folder access
+  after any LIST (imaplib, 4 sessions each at load 10: LIST then SELECT 0.18-0.23 s; SELECT then LIST, the
+  next FETCH of headers 0.18 s; no LIST, SELECT 2 ms and the headers 14 ms, the first body 0.16-0.19 s). The
+  sign-in's LIST is the availability check (check_available), so the first page pays it; checking the
+  folder without a LIST would put the page 0.06-0.2 s earlier (the read ahead paying it instead), but it
+  changes what every sources check does: not done here. A frame drawn before Textual loads from the
+  child's rows: not built (the child's page comes at about the time Textual's first frame does, 0.40-0.46 s
+  at load 2-3, so it would show the subject little sooner, and it would have to lay out the app's panes
+  without Textual). The app's own opening after the first frame still competes with an Enter typed at
+  once (its imports hold the GIL while the body's frame is made: 0.1-0.2 s at load 6); waiting longer
+  before it would favour that Enter over a key that needs the session.
+
+  ``--server /tmp/f100k --phases launch,firstkey --runs 5 --clients aerc --compare /work/base`` (c34f710),
+  13:11-13:15 UTC, load 22.8 at the start, 24.2 at the end (walls ~5x their quiet values: only the same
+  run's comparison speaks):
+
+    launch phase:   | ours cold | ours warm | base cold | base warm | aerc  |
+      newest subject | 3.023     | 0.428     | 3.575     | 0.397     | 2.374 |
+      newest body    | 3.849     | 3.040     | 4.224     | 3.044     | 2.469 |
+    base / ours, body: cold 1.10x, warm 1.00x; aerc / ours 0.64x cold, 0.81x warm (at this load aerc's one
+    process loses least).
+    firstkey (warm, the code path unchanged): ours median 3.640 (max 3.707), base 3.567 (3.858), aerc 2.715
+    (3.416); CPU of our process by then 0.560 s, base's 0.580 s.
+  The same command again after merging main (ours = this branch + main's merges since c34f710; base the
+  same c34f710), 13:26-13:30 UTC, load 24.9 -> 25.6:
+
+    launch phase:   | ours cold | ours warm | base cold | base warm | aerc  |
+      newest subject | 3.277     | 0.513     | 3.357     | 0.416     | 2.154 |
+      newest body    | 4.151     | 2.810     | 3.761     | 2.622     | 2.236 |
+    base / ours, body: cold 0.91x, warm 0.93x. firstkey: ours 3.159 (max 3.425), base 3.087 (3.534), aerc
+    2.413 (3.332); CPU 0.570 / 0.550 / 0.500 s.
+
+  So at load 23-25 the two runs disagree (cold body 1.10x and 0.91x of base): the load decides, not the
+  change, and the goal cannot be judged; the quiet re-measure decides. What could cost under such a load:
+  the first page then comes well after the main screen mounts, so FIRST_PAGE_WAIT (0.1 s) delays the empty
+  first frame for nothing; if the quiet figures show no gain, FIRST_PAGE_WAIT = 0 is the one-line check.
+
+open10 (2026-12-04), 100,001 messages (the lead's ``--serve`` folder), ``--server FILE --phases open
+--runs 5 --clients aerc --compare /work/base`` (c34f710), seconds, key -> body:
+
+  | run (load)          | ours (single runs)                         | compare | aerc  | goal         |
+  |---------------------|--------------------------------------------|---------|-------|--------------|
+  | 12:13 (0.5, lead's) | 0.040 (0.029-0.044), same code as compare   | -       | 0.029 | <= 0.050 met |
+  | 13:19 (20-22)       | 0.123 (0.051, 0.154, 0.129, 0.123, 0.074)   | 0.134   | 0.044 | not at load  |
+
+  On this path the thread is read ahead (the cursor rested 1 s): Enter is the UI thread's alone.
+  This session's changes come after the body's frame (the focus move repaints the list's cursor
+  row, not the list and the view whole, and lays nothing out again: bench_open_headless.py open10),
+  so the figure moves with the load, not with them; the next key (r, q, j) waits ~3.5 ms less.
 """
 
 from __future__ import annotations
@@ -294,29 +365,37 @@ FIRST_KEY_GOAL = 0.60
 
 
 #: ``--child``: start-up's child alone, timed in a fresh process (the head start handed over, the
-#: first row's thread read ahead), on a warm summary cache: the critical path of a warm start.
+#: first row's thread read ahead), on a warm summary cache: the critical path of a warm start; and
+#: cold (no cache): the first page handed over, then its first row's read ahead.
 CHILD_PROBE = """
 import os, sys, time
 t0 = time.perf_counter()
 from mailtriage.tui.head_start import ForkedHeadStart
 child = ForkedHeadStart.start(__import__("pathlib").Path(sys.argv[1]), demo=False)
 head = child.result()
+cold = head is not None and head.listing is None and head.listing_follows
+page = child.next_listing() if cold else None  # a cold start: the first page (its rows) handed over
 t1 = time.perf_counter()
-child.receive_read_ahead()
+if cold:
+    child.receive_read_ahead_while(lambda: True)
+else:
+    child.receive_read_ahead()
 t2 = time.perf_counter()
-ok = head is not None and head.listing is not None and child._read_ahead is not None
+if cold and child.next_listing() is not None:  # the whole window: the summary cache written for a warm one
+    child.finish()
+ok = head is not None and (head.listing is not None or page is not None) and child._read_ahead is not None
 print(f"{t1 - t0:.3f} {t2 - t0:.3f} {int(ok)}")
 if ok and os.environ.get("BENCH_CHILD_STEPS"):  # the child's steps, seconds from the probe's start
     start = time.time() - (time.perf_counter() - t0)
-    for line in [*head.trace, *child._read_ahead.trace]:
+    for line in [*head.trace, *(page.trace if page else []), *child._read_ahead.trace]:
         if line.direction != "<" or " OK " in line.text:
             print(f"  {line.at - start:6.3f} {line.channel} {line.direction} {line.text[:70]}", file=sys.stderr)
 """
 
 
 def time_child(python: str, project: Path, env: dict[str, str]) -> tuple[float, float] | None:
-    """(head start handed over, read ahead received), seconds from the probe's start; None when
-    the child had no warm head start or no read ahead."""
+    """(head start handed over, read ahead received), seconds from the probe's start (cold: the first
+    page handed over); None when the child had neither rows nor a read ahead."""
     out = subprocess.run([python, "-c", CHILD_PROBE, str(project)], env={**os.environ, **env},
                          capture_output=True, text=True, timeout=120)
     if out.stderr and os.environ.get("BENCH_CHILD_STEPS"):
@@ -417,8 +496,9 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--install", action="store_true", help="apt-get install the missing peers first")
     parser.add_argument("--no-clients", action="store_true", help="our app only")
-    parser.add_argument("--child", action="store_true", help="also time start-up's child alone (warm): its "
-                        "head start and its read ahead, ours and --compare's, alternated")
+    parser.add_argument("--child", action="store_true", help="also time start-up's child alone, warm (its "
+                        "head start and its read ahead) and cold (its first page and its read ahead), ours and "
+                        "--compare's, alternated")
     parser.add_argument("--compare", type=Path, help="another checkout with its own .venv (e.g. an older "
                         "commit in a worktree), run in the same alternation: a before/after pair from one run")
     parser.add_argument("--phases", default="launch,open", help="launch (launch -> subject, body), open "
@@ -599,13 +679,17 @@ def main() -> int:
                     pythons["compare"] = str(args.compare / ".venv" / "bin" / "python")
                 child_times: dict[str, list[tuple[float, float]]] = {}
                 for run in range(args.runs * 2):
-                    for name, python in pythons.items():
-                        where = cache if name == "mailtriage" else tmp / "cache-compare"
-                        got = time_child(python, project, {**env, "MAILTRIAGE_CACHE_DIR": str(where)})
-                        if got is not None:
-                            child_times.setdefault(name, []).append(got)
-                print(f"\nStart-up's child alone, warm (median of {args.runs * 2}; load "
-                      f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}): head start handed over / read ahead done, s")
+                    for state in ("warm", "cold"):
+                        for name, python in pythons.items():
+                            where = cache if name == "mailtriage" else tmp / "cache-compare"
+                            if state == "cold":  # no summary cache: the child lists the first page
+                                shutil.rmtree(where, ignore_errors=True)
+                            got = time_child(python, project, {**env, "MAILTRIAGE_CACHE_DIR": str(where)})
+                            if got is not None:
+                                child_times.setdefault(f"{name} {state}", []).append(got)
+                print(f"\nStart-up's child alone (median of {args.runs * 2}; load "
+                      f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}): warm, head start handed over / read "
+                      "ahead done; cold, first page handed over / read ahead done, s")
                 for name, got in child_times.items():
                     print(f"  {name:12} {statistics.median(g[0] for g in got):.3f} / "
                           f"{statistics.median(g[1] for g in got):.3f}   ({len(got)} runs)")

@@ -1,7 +1,11 @@
 """Where a start's time goes: timestamps at each start-up step of ``mailtriage --demo`` (issue 33).
 
     .venv/bin/python benchmarks/trace_startup.py [--runs 3] [--no-key] [--compare DIR] [--no-first-paint]
-        [--profile FILE] [--server FILE]   (TRACE_STARTUP_DETAIL=1: also Textual's layouts, renders, CSS passes and frames)
+        [--profile FILE] [--server FILE [--cold]]   (TRACE_STARTUP_DETAIL=1: also Textual's layouts, renders, CSS passes and frames)
+
+``--cold`` (with ``--server``): each run a cold start instead (the cache removed before it: no summary
+cache, no kept frame), Enter typed when the newest subject is first on the terminal; the child's frames
+(head start, first page, read ahead, window) and the app's first rows are marked too.
 
 Each run is a fresh warm start on a pseudo-terminal (bench_tui.Terminal, as bench_startup.py
 plays it: one unmeasured warm-up start first keeps the first frame). Enter is typed the moment
@@ -110,7 +114,10 @@ first key waits for beyond the demo's.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
+import shutil
 import statistics
 import sys
 import tempfile
@@ -160,6 +167,14 @@ def around(owner, name, step):
 around(head_start_module, "read_head_start", "head start (project opening, summary cache)")
 around(head_start_sign_in.SignIn, "_run", "sign-in (connect, login, SELECT)")
 around(head_start_module, "_read_ahead", "read ahead")
+around(head_start_module, "_list_first", "cold listing (first page, read ahead, window)")
+_sent = []
+_original_send = head_start_module._send
+def _send(fd, value):
+    _original_send(fd, value)
+    _sent.append(1)
+    mark(f"child: frame #{len(_sent)} sent ({type(value).__name__})")
+head_start_module._send = _send
 
 def launch(folder, *, demo):
     head_start = ForkedHeadStart.start(folder, demo=demo)
@@ -172,6 +187,7 @@ def launch(folder, *, demo):
     from mailtriage.tui import app as appmod
     mark("app imported")
     from mailtriage.tui.screens.main import MainScreen
+    from mailtriage.tui.controllers import listing as listing_module
     from mailtriage.tui.startup_keys import StartupKeys
     def wrap(cls, name, step, once=True):
         original = getattr(cls, name)
@@ -203,6 +219,8 @@ def launch(folder, *, demo):
     from mailtriage.tui.controllers import reading  # the reading component (a mixin of MainScreen before)
     wrap(getattr(reading, "Reading", None) or reading.ReadingController, "open_thread", "Enter opens the thread")
     wrap(ForkedHeadStart, "_keep_read", "read ahead received (a worker)")
+    wrap(ForkedHeadStart, "next_listing", "app: child's first listing part received (a worker)")
+    wrap(getattr(listing_module, "Listing", MainScreen), "loaded", "app: first rows loaded (UI)")
     from mailtriage.application import Service
     around(Service, "open", "project opening")  # the app's own (the child's is in its head start)
     from mailtriage.tui.controllers import listing  # the listing component (a mixin of MainScreen before)
@@ -274,10 +292,14 @@ sys.exit(main())
 
 def run_once(workdir: Path, trace: Path, *, key: bool, profile: Path | None = None,
              python: str = sys.executable, cwd: Path = ROOT, imap: dict[str, str] | None = None,
-             keep: bool = False) -> dict[str, tuple[float, float]]:
+             keep: bool = False, cold: re.Pattern | None = None) -> dict[str, tuple[float, float]]:
+    """One start's steps. ``cold``: no cache (removed first), Enter typed when this pattern (the
+    newest subject) is first on the terminal."""
     env = {"MAILTRIAGE_CONFIG_DIR": str(workdir / "config"), "MAILTRIAGE_DEMO_DIR": str(workdir / "demo-workspace"),
            "MAILTRIAGE_CACHE_DIR": str(workdir / "cache"), "TRACE_STARTUP_FILE": str(trace), **(imap or {})}
     trace.write_text("")
+    if cold is not None:
+        shutil.rmtree(workdir / "cache", ignore_errors=True)
     if profile is not None:
         env["TRACE_STARTUP_PROFILE"] = str(profile)
         if not key:
@@ -290,7 +312,10 @@ def run_once(workdir: Path, trace: Path, *, key: bool, profile: Path | None = No
             if not term.wait_for_kept_frame(workdir / "cache", timeout=60):
                 print(f"  (warm-up: the app kept no start screen in {workdir / 'cache'}; no first paint follows)")
             return steps
-        steps["terminal: first frame"] = (term.read_until(PAINTED, timeout=120) - term.started, 0.0)
+        if cold is not None:
+            steps["terminal: newest subject"] = (term.read_until(cold, timeout=120) - term.started, 0.0)
+        else:
+            steps["terminal: first frame"] = (term.read_until(PAINTED, timeout=120) - term.started, 0.0)
         if key:
             term.send(b"\r")
             steps["terminal: body on screen"] = (term.read_until(READ, timeout=15, live=True) - term.started, 0.0)
@@ -349,7 +374,14 @@ def main() -> int:
     parser.add_argument("--server", type=Path, metavar="FILE",
                         help="start on the IMAP folder that bench_read_newest.py --serve FILE keeps (e.g. its "
                         "100k Dovecot INBOX), not on the demo")
+    parser.add_argument("--cold", action="store_true", help="with --server: cold starts (no summary cache, no "
+                        "kept frame: the cache removed before each), Enter typed when the newest subject shows")
     args = parser.parse_args()
+    cold = None
+    if args.cold:
+        if args.server is None:
+            parser.error("--cold needs --server")
+        cold = re.compile(re.escape(json.loads(args.server.read_text(encoding="utf-8"))["subject"].encode()))
     print(f"load average: {os.getloadavg()[0]:.1f}")
     subjects = {"this checkout": (sys.executable, ROOT)}
     if args.compare is not None:
@@ -362,6 +394,8 @@ def main() -> int:
         for i, (name, (python, cwd)) in enumerate(subjects.items()):
             workdirs[name] = Path(tmp) / f"subject{i}"
             (workdirs[name] / "config").mkdir(parents=True)
+            if imap is not None and cold is not None:
+                continue  # nothing to keep: every start is cold
             if imap is not None:  # the warm-up: the summary cache and a kept frame (a start with no key)
                 run_once(workdirs[name], workdirs[name] / "trace.txt", key=False, python=python, cwd=cwd,
                          imap=imap, keep=True)
@@ -372,7 +406,8 @@ def main() -> int:
         for _ in range(args.runs):  # alternated: a loaded machine weighs on both alike
             for name, (python, cwd) in subjects.items():
                 results[name].append(run_once(workdirs[name], workdirs[name] / "trace.txt", key=not args.no_key,
-                                              profile=args.profile, python=python, cwd=cwd, imap=imap))
+                                              profile=args.profile, python=python, cwd=cwd, imap=imap,
+                                              cold=cold))
     for name, runs in results.items():
         print(f"{name}:")
         report(runs)

@@ -254,6 +254,8 @@ PIPE_DIALOG = [
 
 FOLDER_JUMP = [
     _b("escape", "cancel", "Cancel (stay here)", "folder_jump.cancel"),
+    # priority: the filter field's own (hidden) Enter would take the key, and the footer would not show it
+    _b("enter", "open", "Open", "folder_jump.open", priority=True),
     _b("down", "cursor(1)", "Next match", "folder_jump.down", show=False),
     _b("up", "cursor(-1)", "Previous match", "folder_jump.up", show=False),
 ]

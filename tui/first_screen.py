@@ -19,8 +19,8 @@ from textual.message import Message
 
 from mailtriage.tui import first_paint, textual_private
 from mailtriage.tui.panes.thread_list import ThreadList
-from mailtriage.tui.head_start import (FIRST_FRAME_WAIT, FIRST_PAGE, READ_AHEAD_WAIT, ForkedHeadStart, HeadStart,
-                                       read_head_start)
+from mailtriage.tui.head_start import (FIRST_FRAME_WAIT, FIRST_PAGE, FIRST_PAGE_WAIT, READ_AHEAD_WAIT, ForkedHeadStart,
+                                       HeadStart, ListingPart, adopt_records, read_head_start)
 
 if TYPE_CHECKING:
     from mailtriage.core.settings import UserSettings
@@ -58,6 +58,10 @@ class FirstScreen:
     #: first listing takes it (:meth:`take_listing_child`); ended when the app ends.
     _listing_child: ForkedHeadStart | None = None
     _listing_child_taken = False
+    #: Its first page, when the main screen's first frame showed it (first_page_for_first_frame).
+    _first_page: ListingPart | None = None
+    _open_at_first_frame = False  # a cold start's opening waits for the main screen's first frame
+    _first_frame_passed = False
     #: The child that reads the first row's thread ahead (tui/head_start.py), until the app ends.
     _read_child: ForkedHeadStart | None = None
     #: Its read ahead, handed to the reader (:meth:`offer_read_ahead`) until it is withdrawn.
@@ -100,6 +104,11 @@ class FirstScreen:
             self._wait_for_head_start(self._late_head_start)
             return True
         self._take_read_ahead()
+        if self.listing_child_waits() and not self._first_frame_passed:
+            # A cold start's child lists: the main screen's first frame takes its first page if it has
+            # come by then (first_page_for_first_frame), and the opening starts there.
+            self._open_at_first_frame = True
+            return True
         if self.head_start is not None and self.head_start.listing is not None:
             # The sources check and the first listing start once the frame with the rows is
             # drawn, not in competition with it. (Waiting for start-up's read ahead as well, at
@@ -140,6 +149,38 @@ class FirstScreen:
                 return
         self._open_session()
 
+    def first_page_for_first_frame(self) -> ListingPart | None:
+        """A cold start, as the main screen shows the head start (just before its first frame): the
+        child's first page when it is here by now or within FIRST_PAGE_WAIT, for that frame, and
+        this process's opening and first listing started (after that frame when it shows rows, as
+        after a warm start's; the listing goes on from the page). None when the page has not come:
+        the listing shows it when it comes. In a frame of its own, after an empty one, the page's
+        rows came 0.1-0.2 s later (issue 33, benchmarks/bench_read_newest.py). Once."""
+        self._first_frame_passed = True
+        if not self._open_at_first_frame:
+            return None  # (the opening started already, or a late head start's opens as it comes)
+        self._open_at_first_frame = False
+        child = self._listing_child
+        part = child.next_listing() if child is not None and child.ready(FIRST_PAGE_WAIT) else None
+        if part is None:  # the listing takes the page as it comes: it starts now, as the opening does
+            if child is not None and child.ready(0):  # it failed (and was ended): this process lists
+                self._listing_child_taken = True
+            self._open_session()
+            return None
+        adopt_records(part.operations, part.trace)
+        self._first_page = part
+        if part.read_follows is not None and child is not None and child.ready(0):
+            # Its read ahead, which follows the page at once, is here too: received now, so that an
+            # Enter on the first frame finds it offered (the listing's worker takes it turns later).
+            child.receive_read_ahead_while(lambda: True)
+        self.call_after_refresh(self._open_session)  # (its imports and sign-in do not slow this frame)
+        return part
+
+    def first_page_shown(self) -> ListingPart | None:
+        """The first page the main screen's first frame showed (:meth:`first_page_for_first_frame`),
+        for the first listing to go on from; None when it showed none."""
+        return self._first_page
+
     def start_rows_pending(self) -> bool:
         """The main screen shows no rows yet and its first listing has not answered: the keys held
         since the kept frame wait for its rows (tui/startup_keys.py)."""
@@ -161,6 +202,9 @@ class FirstScreen:
         or reads the first row's thread ahead (a warm one)."""
         if head is not None and head.listing_follows:
             self._listing_child = forked
+            # Its read ahead comes after its first page, received by the listing: offered to the reader
+            # as it comes, as a warm start's is (the Enter then shows it in its own frame, no "loading").
+            forked.read_arrived = lambda: self.post_message(ReadAheadArrived())
         if head is not None and (head.listing_follows or head.read_follows is not None):
             self._read_child = forked
 
@@ -179,14 +223,15 @@ class FirstScreen:
         self.offer_read_ahead()
 
     def offer_read_ahead(self) -> None:
-        """A warm start's read ahead, once it is here and the first rows are on the main screen
+        """Start-up's read ahead (a warm start's, or a cold one's after its first page), once it is
+        here and the first rows are on the main screen
         (its keys act from then on, tui/startup_keys.py): handed to the reader's read ahead
         (tui/controllers/thread_ahead.py) while nothing was opened yet, so that an Enter on the
         first row shows it while the key is handled, in that key's frame. Taken later, by the
         Enter's own read worker, it cost a "loading" frame and a thread's turn between the key
         and the body (issue 33: the first key that acts; benchmarks/trace_startup.py)."""
         child, main = self._read_child, self.main
-        if (child is None or child is self._listing_child or main is None or not main.panes_ready
+        if (child is None or main is None or not main.panes_ready
                 or not child.read_settled.is_set() or main.reading.open_summary is not None or main.reader.thread is not None):
             return
         row = main.query_one(ThreadList).current

@@ -61,6 +61,8 @@ FIRST_PAGE = 200
 #: start (the child is usually done by then: it opens the project while the parent imports
 #: Textual). A later answer is shown when it comes, in a second frame.
 FIRST_FRAME_WAIT = 0.2
+#: How long a cold start's main screen waits as it mounts for the child's first page (tui/first_screen.py).
+FIRST_PAGE_WAIT = 0.1
 #: How long a late child may take in all before the parent opens the project itself. It does
 #: what the parent would do in its place (open the project, scan an archive the first time),
 #: so the parent waits for it rather than doing the same work beside it.
@@ -125,6 +127,8 @@ class ForkedHeadStart:
         self._read_lock = threading.Lock()
         self.read_settled = threading.Event()  #: the read ahead came, or will not
         self._pending: ListingPart | None = None  # a part received while waiting for the read ahead
+        #: Called (on the receiving thread) when a read ahead is kept (a cold start's: tui/first_screen.py).
+        self.read_arrived: Callable[[], object] | None = None
 
     @classmethod
     def start(cls, project_dir: Path, *, demo: bool) -> ForkedHeadStart | None:
@@ -151,8 +155,8 @@ class ForkedHeadStart:
         return cls(pid, read_end)
 
     def ready(self, timeout: float) -> bool:
-        """Whether the child has answered (or ended) within ``timeout`` seconds."""
-        return bool(select.select([self.fd], [], [], timeout)[0])
+        """Whether the child has answered (or ended, its pipe closed here) within ``timeout`` seconds."""
+        return self._closed or bool(select.select([self.fd], [], [], timeout)[0])
 
     def cancel(self) -> None:
         """End the child (and what it started) if it still runs, and reap it: the app ends
@@ -197,9 +201,11 @@ class ForkedHeadStart:
     def _keep_read(self, read: ThreadRead) -> None:
         """The read ahead came: kept for :meth:`take_read_ahead`, unless dropped meanwhile."""
         with self._read_lock:
-            if self.read_ahead_for is not None and read.thread_id == self.read_ahead_for:
+            if kept := self.read_ahead_for is not None and read.thread_id == self.read_ahead_for:
                 self._read_ahead = read
         self.read_settled.set()
+        if kept and self.read_arrived is not None:
+            self.read_arrived()
 
     def receive_read_ahead_while(self, waiting: Callable[[], bool]) -> None:
         """A cold start, after a first page whose read ahead follows: its frame received as soon as

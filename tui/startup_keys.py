@@ -73,10 +73,12 @@ class StartupKeys:
 
     def start_listing_answered(self) -> None:
         """The main screen's listing shows rows, or has answered with none, or failed: keys
-        held for its rows act now (the listing controller calls it)."""
+        held for its rows act now (the Listing component calls it)."""
         self.start_rows_awaited = False
         if self._held_keys is not None:
             self.release_keys()
+        else:  # a cold start's read ahead that came before its rows were on: offered now
+            self.offer_read_ahead()
 
     def drop_held_keys(self) -> None:
         """The project cannot be opened (the first-run screen comes instead): the keys held for

@@ -95,6 +95,9 @@ class ImapSource(AccountSource):
         self._store: summary_cache.SummaryStore | None = None
         self._cache: summary_cache.FolderCache | None = None
         self._listed: tuple[Any, int] | None = None  # the folder state of the last listing, and the call count after it
+        #: The list folder's selection prepare_read made, and the call count after it: a first listing
+        #: right after it (start-up's child signs in, then lists) takes it instead of a second SELECT.
+        self._prepared: tuple[Any, int] | None = None
         self._listed_threads: ListedThreads | None = None  # the last listing's rows (read_thread fetches by UID)
         self._sent_rows: SentRows | None = None  # the Sent folder's rows as the last read saw them
         self._window_only = False  # a poller's source: no persisted cache (hold_window_only)
@@ -153,6 +156,7 @@ class ImapSource(AccountSource):
             self._sent_rows = message_reads.sent_rows(self.mailbox, sent, self._sent_rows)
         conn = self.mailbox.conn
         state = conn.select(self.folder)
+        self._prepared = (state, conn.calls)
         if not open_message or state.exists == 0 or self._opened_state is state:
             return
         conn.call("UID FETCH newest", lambda c: protocol.fetch(c, "*", ["UID", "BODY.PEEK[]<0.1>"]))
@@ -400,7 +404,8 @@ class ImapSource(AccountSource):
 
     def _folder_state(self, conn):
         """The list folder's state as of now: a fresh SELECT (the HIGHESTMODSEQ of now), unless
-        this source's previous listing selected it and the selection still holds:
+        this source's previous listing (or, before any listing, :meth:`prepare_read` with nothing
+        run since) selected it and the selection still holds:
 
         * nothing ran on the connection since (the app lists a first page, then the whole
           window) and one NOOP brings no news (no new, expunged or changed message): that
@@ -414,8 +419,14 @@ class ImapSource(AccountSource):
         A connection the server dropped meanwhile (a killed session, a restart) fails that
         NOOP: the SELECT then reconnects, as ``ImapConnection.select`` does (issue 39: the poll
         failed instead)."""
-        listed = self._listed
-        self._listed = None
+        listed, prepared = self._listed, self._prepared
+        self._listed = self._prepared = None
+        if listed is None and prepared is not None and prepared[0].news == 0 and prepared[1] == conn.calls:
+            # Nothing ran on the connection since prepare_read selected the folder (start-up's child
+            # signs in, then lists at once): that SELECT is as fresh as a second one would be, which
+            # cost Dovecot another read of its index (~50 ms at 100k messages); the NOOP below
+            # still brings what came since (benchmarks/bench_read_newest.py, cold).
+            listed = prepared
         if listed is not None and conn.state is listed[0] and conn.is_open:
             state = listed[0]
             # Not when mail came or went while that listing ran: its walk may not have seen it

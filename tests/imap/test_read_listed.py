@@ -191,3 +191,26 @@ def test_an_empty_sent_is_asked_by_status_and_the_list_folder_stays_selected(sou
     assert [c for _f, c in commands.sent if "SELECT" in c] == []
     assert any(c.startswith("STATUS") for _f, c in commands.sent)
     assert source.mailbox.conn.state.name == "INBOX"
+
+
+
+def test_a_first_listing_right_after_the_sign_in_takes_its_selection(source, seed):
+    """Issue 33, a cold start: start-up's child signs in (prepare_read: the list folder selected),
+    then lists at once; that listing took a second SELECT of the folder (~50 ms of Dovecot at 100k
+    messages), now one NOOP."""
+    _report(seed)
+    with Commands(source) as commands:
+        source.prepare_read()
+        rows = {r.root_message_id for r in source.list_recent_threads(LIST, SINCE, limit=50)}
+    assert [c for _f, c in commands.sent if c.startswith(("SELECT", "EXAMINE"))] == ['SELECT "INBOX"']
+    assert rows == {"<rce@r>", "<other@r>"}
+
+
+def test_mail_that_came_between_the_sign_in_and_the_listing_is_listed(source, seed):
+    """The NOOP that stands in for the second SELECT brings the news: the folder is selected
+    again (no summary cache to catch up with yet) and the new message is listed."""
+    _report(seed)
+    source.prepare_read()
+    seed("INBOX", make_mail(9, subject="Late report", message_id="<late@r>"), when=NOW)
+    rows = {r.root_message_id for r in source.list_recent_threads(LIST, SINCE, limit=50)}
+    assert rows == {"<rce@r>", "<other@r>", "<late@r>"}

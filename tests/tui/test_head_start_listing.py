@@ -375,3 +375,28 @@ def test_a_password_command_that_reads_the_terminal_fails_at_once_in_the_child(p
     result = json.loads(out.read_text())
     assert result.get("follows") is True, result
     assert result["part"] == "None" and result["waited"] < 10, result
+
+
+async def test_a_whole_first_page_on_the_first_frame_starts_the_poll_as_a_whole_listing_does(proxied_project,
+                                                                                            user_config, user_data):
+    """A cold start whose child lists the whole window in its first part (a list shorter than a
+    page) and whose first frame shows it: the listing still answers with it as a whole listing, so
+    the new-report poll starts (and the next start's frame is kept). Shown by the first frame alone,
+    nothing started the poll."""
+    from tests.tui.test_alerts import _cursor_files, _until
+
+    project, _proxy = proxied_project
+    settings = user_config / "config.toml"
+    settings.write_text(settings.read_text() + "\n[alerts]\npoll_seconds = 3600\n")
+    child = ForkedHeadStart.start(project, demo=False)
+    app = make_app(project, alerts=True)
+    assert child.ready(WAIT_BOUND)
+    app.prepare_first_screen(child)
+    assert app.head_start.listing_follows
+    child_done = time.monotonic() + WAIT_BOUND
+    while not gone(child.pid) and time.monotonic() < child_done:  # its whole window is in the pipe
+        time.sleep(0.02)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_until(pilot, lambda: "2 threads · via list_recent_threads → imap" in threads_status(app))
+        assert app.first_page_shown() is not None and app.first_page_shown().whole  # on the first frame
+        await _until(pilot, lambda: bool(_cursor_files(user_data)), "the poll's baseline")

@@ -19,7 +19,7 @@ from datetime import timedelta
 import pytest
 
 from mailtriage.core.trace import OPLOG, TRACE
-from mailtriage.tui import head_start
+from mailtriage.tui import first_screen, head_start
 from mailtriage.tui.head_start import STARTUP_CALLER, ForkedHeadStart
 from mailtriage.tui.panes.reader import ReaderPane
 from mailtriage.tui.panes.thread_list import ThreadList
@@ -236,6 +236,92 @@ async def test_a_cold_starts_first_page_does_not_wait_for_the_apps_own_project_o
     finally:
         if opening is not None:
             opening.release()
+
+
+def cold_started_with_server_held(proxied_project, monkeypatch):
+    """A cold start's app prepared with a child that has done all it does (a first page of one
+    thread, its read ahead, the whole window: all in the pipe before the app's first frame), then
+    the server held: the app's own opening and sources check wait."""
+    monkeypatch.setattr(head_start, "FIRST_PAGE", 1)
+    project, proxy = proxied_project
+    child = ForkedHeadStart.start(project, demo=False)
+    app = make_app(project)
+    app.first_page = 1
+    assert child.ready(WAIT_BOUND)
+    app.prepare_first_screen(child)
+    assert app.head_start.listing is None and app.head_start.listing_follows
+    assert finished(child.pid)
+    proxy.hold()
+    OPLOG.clear()
+    return app, proxy
+
+
+def rows_at_each_layout(app) -> tuple[list, object]:
+    """The thread list's row count at each of the main screen's layouts, and run_test's message hook
+    that records them."""
+    at_layouts: list = []
+
+    def watch_layouts(_message) -> None:  # every message the app processes
+        main = app.main if app.is_running else None
+        if main is not None and not at_layouts:
+            at_layouts.append("subscribed")
+            main.screen_layout_refresh_signal.subscribe(
+                app, lambda _s: at_layouts.append(len(main.query_one(ThreadList).rows)), immediate=True)
+
+    return at_layouts, watch_layouts
+
+
+async def test_a_cold_starts_first_page_that_came_before_the_first_frame_is_in_it(proxied_project, monkeypatch):
+    """Issue 33, cold: the child's first page, here when the main screen mounts, is in its first
+    layout (as a warm start's rows are). Taken by the listing's worker, it came in a frame of its
+    own after an empty one (~0.1 s more to the newest subject on a 100k folder)."""
+    app, proxy = cold_started_with_server_held(proxied_project, monkeypatch)
+    at_layouts, hook = rows_at_each_layout(app)
+    try:
+        async with app.run_test(size=(140, 40), message_hook=hook) as pilot:
+            await wait_until(pilot, lambda: len(at_layouts) > 1)
+            assert at_layouts[1] == 1, at_layouts  # the first layout shows the page
+            proxy.release()
+            await wait_until(pilot, lambda: "2 threads · via list_recent_threads → imap" in threads_status(app))
+    finally:
+        proxy.release()
+
+
+async def test_a_cold_starts_first_frame_waits_a_moment_for_the_first_page(proxied_project, monkeypatch):
+    """The main screen, as it mounts, waits for a first page still on its way (at most
+    FIRST_PAGE_WAIT, here made long enough for any load): its rows are in the first frame."""
+    monkeypatch.setattr(head_start, "FIRST_PAGE", 1)
+    monkeypatch.setattr(first_screen, "FIRST_PAGE_WAIT", WAIT_BOUND)
+    project, _proxy = proxied_project
+    child = ForkedHeadStart.start(project, demo=False)
+    app = make_app(project)
+    app.first_page = 1
+    assert child.ready(WAIT_BOUND)
+    app.prepare_first_screen(child)  # the head start only: the child lists on
+    at_layouts, hook = rows_at_each_layout(app)
+    async with app.run_test(size=(140, 40), message_hook=hook) as pilot:
+        await wait_until(pilot, lambda: len(at_layouts) > 1)
+        assert at_layouts[1] == 1, at_layouts
+        await wait_until(pilot, lambda: "2 threads · via list_recent_threads → imap" in threads_status(app))
+
+
+async def test_a_cold_starts_read_ahead_is_shown_in_the_enters_own_frame(proxied_project, monkeypatch):
+    """Issue 33, cold: the read ahead that follows the child's first page is handed to the reader
+    with the page, as a warm start's is: the Enter typed on the first frame shows it while the key
+    is handled (no "Loading" frame, no read worker's turn between the key and the body)."""
+    app, proxy = cold_started_with_server_held(proxied_project, monkeypatch)
+    try:
+        async with app.run_test(size=(140, 40)) as pilot:
+            await wait_until(pilot, lambda: len(app.screen.query_one(ThreadList).rows) == 1)
+            await pilot.pause()
+            first_row = app.screen.query_one(ThreadList).current
+            assert app.screen.reading.thread_ahead.holds(first_row)
+            await pilot.press("enter")
+            assert shown_subject(app) == "Second report"
+            assert reads_by() == [STARTUP_CALLER]
+            proxy.release()
+    finally:
+        proxy.release()
 
 
 def reply_to(row) -> bytes:

@@ -403,3 +403,99 @@ async def test_a_pane_with_nothing_to_open_does_not_offer_enter_and_says_why_in_
         assert "is not set" in shown and "None" not in shown, shown
         words = footer_words(app)
         assert "Back to list" in words and "Open issue" not in words, words
+
+
+class ReaderHost(App):
+    """The reading pane and the footer alone: what the footer offers for the thread shown."""
+
+    def compose(self) -> ComposeResult:
+        from mailtriage.tui.panes.reader import ReaderPane
+
+        yield ReaderPane()
+        yield KeyFooter()
+
+    def on_mount(self) -> None:
+        from mailtriage.tui.panes.reader import ThreadView
+
+        self.query_one(ThreadView).focus()
+
+
+def one_message_thread(*, attachments: int, offers_key: bool):
+    from mailtriage.application import Message, Thread
+    from mailtriage.backends.contract import AttachmentInfo, TextPart
+    from mailtriage.backends.pgp_status import CryptoStatus, OfferedKey
+
+    crypto = CryptoStatus(offered_keys=(OfferedKey("Autocrypt header", "A" * 40, ("Rita <rita@x>",), b""),)) \
+        if offers_key else None
+    message = Message("<k@x>", "Report", Address("Rita", "rita@x"), date=WHEN,
+                      text_parts=(TextPart("text/plain", "hello"),), crypto=crypto,
+                      attachments=tuple(AttachmentInfo(f"a{i}.txt", "text/plain", 3) for i in range(attachments)))
+    return Thread(ThreadId("msgid", "<k@x>"), "Report", (message,))
+
+
+#: The reader's keys that act on some threads only, by the words the footer shows.
+SOME_THREADS = {"Import to tracker", "Thread URL", "Attachments", "Import offered key"}
+
+
+async def test_the_reader_offers_i_u_e_and_K_only_where_they_can_act():
+    """Issue 35: no key that silently does nothing. The reader offered i and u on a personal
+    account's message (no tracker import, no archive URL: u showed a file:// URL into the project
+    archive), K on threads no message of which offers a key, e on threads without attachments;
+    each could only refuse there (test_hidden_reader_keys_still_say_why: pressed, they say why)."""
+    from mailtriage.tui.panes.reader import ReaderPane
+
+    cases = [  # (account, attachments, a key offered) -> the keys of SOME_THREADS the footer offers
+        ((None, 0, False), {"Import to tracker", "Thread URL"}),
+        ((None, 2, True), SOME_THREADS),
+        (("work", 1, True), {"Attachments", "Import offered key"}),
+        (("work", 0, False), set()),
+    ]
+    app = ReaderHost()
+    async with app.run_test(size=(160, 20)) as pilot:
+        for (account, attachments, offers_key), offered in cases:
+            app.query_one(ReaderPane).show_thread(one_message_thread(attachments=attachments, offers_key=offers_key),
+                                                  None, account)
+            await pilot.pause()
+            await pilot.pause()
+            words = footer_words(app)
+            assert "Back to list" in words and "Reply" in words, words
+            assert set(words) & SOME_THREADS == offered, (account, attachments, offers_key, words)
+
+
+async def test_hidden_reader_keys_still_say_why_and_u_gives_no_archive_url_for_a_personal_message(
+        tmp_path, monkeypatch):
+    """On the demo's personal inbox: u said a file:// URL into the project's archive for a
+    personal message (reading's show_thread_url); now it says a personal message has none. i, u,
+    K and e (no key offered, no attachment) are not offered there, and pressed each says why."""
+    app = demo_app(tmp_path, monkeypatch)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await open_demo_inbox(app, pilot)
+        await pilot.press("j", "j", "enter")  # the CI mail: no attachment, no key
+        await settle(pilot)
+        assert not set(footer_words(app)) & SOME_THREADS, footer_words(app)
+        for key, why in (("u", "a personal account's message has none"),
+                         ("i", "this is a personal account's message"),
+                         ("K", "no message of this thread offers a key"),
+                         ("e", "This thread has no attachments.")):
+            app.clear_notifications()
+            await pilot.press(key)
+            await settle(pilot)
+            assert any(why in s for s in said(app)), (key, said(app))
+        assert "file://" not in screen_text(app)
+
+
+async def test_change_folder_offers_enter_which_opens_the_match(tmp_path, monkeypatch):
+    """c's dialog offered Esc and nothing else; Enter (which opens the match) was not in its footer."""
+    from mailtriage.tui.dialogs.folder_jump import FolderJump
+
+    app = demo_app(tmp_path, monkeypatch)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_demo_inbox(app, pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        assert isinstance(app.screen, FolderJump)
+        assert "Open" in dialog_footer(app), dialog_footer(app)
+        await pilot.press(*"draft", "enter")
+        await settle(pilot)
+        assert not isinstance(app.screen, FolderJump)
+        assert "Threads · demo · Drafts" in screen_text(app)

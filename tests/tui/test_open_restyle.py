@@ -13,7 +13,7 @@ from mailtriage.tui.panes.reader import ReaderPane, ThreadView
 from mailtriage.tui.panes.sources import SourcesPane
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.panes.threads import ThreadPane
-from tests.tui.helpers import make_app, mbox_project, settle, until
+from tests.tui.helpers import mail, make_app, mbox_project, settle, until
 
 # What they test is made 0.3 s after the first list (off in the other TUI tests: tests/tui/conftest.py).
 pytestmark = pytest.mark.usefixtures("dialogs_ahead")
@@ -197,3 +197,56 @@ async def test_the_marked_pane_and_the_footer_follow_every_kind_of_focus_move(tm
                 await pilot.press(key)
                 await settle(pilot)
                 await check((size, key))
+
+
+def _long_threads(count: int) -> list:
+    """``count`` one-message threads whose bodies are longer than the reading pane (it scrolls)."""
+    return [mail(f"Long report {n}", f"Sender {n} <s{n}@example.com>", f"Thu, {1 + n:02d} Oct 2026 09:00:00 +0000",
+                 f"<long-{n}@example.com>", "\n".join(f"Line {k} of report {n}." for k in range(40 + 10 * n)) + "\n")
+            for n in range(count)]
+
+
+async def test_enter_and_q_repaint_the_lists_cursor_row_alone_and_lay_the_screen_out_once(tmp_path, monkeypatch):
+    """Textual's Focus and Blur handlers repaint the whole widget: Enter's blur painted every
+    visible row of the list again (its cursor row is the one that changes), the view's focus its
+    whole area, and the view's new height asked a second layout of the whole screen, all in the
+    frame after the body's that an r typed at once waits behind (issue 35); q focused the list
+    with Widget.focus(), which repainted it whole too."""
+    app = make_app(mbox_project(tmp_path / "p", messages=_long_threads(4)))
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        listing = app.screen.query_one(ThreadList)
+        marks = app.screen.query_one(ThreadPane).marks  # the rows' marks repaint the list when they come
+        for keys in (["enter"], ["q", "j"]):  # a thread read first: the view scrolls before the timed Enter
+            await pilot.press(*keys)
+            await until(pilot, lambda: all(row.thread_id in marks.statuses for row in listing.visible_rows()),
+                        "the rows' marks")
+            await settle(pilot)
+        painted: list[int] = []
+        render_line = ThreadList.render_line
+
+        def counting(self, y: int):
+            painted.append(self.scroll_offset.y + y)
+            return render_line(self, y)
+        monkeypatch.setattr(ThreadList, "render_line", counting)
+        layouts: list[str] = []
+        refresh_layout = app.screen._refresh_layout
+
+        def laying_out(*args, **kwargs) -> None:
+            layouts.append("layout")
+            refresh_layout(*args, **kwargs)
+        monkeypatch.setattr(app.screen, "_refresh_layout", laying_out)
+        cursor = listing.cursor
+        view = app.screen.query_one(ThreadView)
+        height = view.virtual_size.height
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.focused, ThreadView) and app.screen.query_one(ReaderPane).thread is not None
+        assert view.virtual_size.height != height and view.max_scroll_y > 0  # another height, scrolling
+        assert set(painted) == {cursor}  # its blurred cursor row, not every row
+        assert layouts == ["layout"]  # the body's, and no second one for the view's new height
+        painted.clear()
+        await pilot.press("q")
+        await settle(pilot)
+        assert app.focused is listing
+        assert set(painted) == {cursor}

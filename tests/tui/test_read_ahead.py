@@ -8,7 +8,9 @@ from datetime import datetime, timezone
 import pytest
 
 from mailtriage.tui.dialogs.compose import ComposeDialog
+from mailtriage.tui.mailbox_rows import MailboxRow
 from mailtriage.tui.panes.reader import ReaderPane
+from mailtriage.tui.screens.main import MainScreen
 from tests.servers.faultproxy import FaultProxy
 from tests.tui.helpers import account_through, make_app, screen_text, settle, write_imap_project
 from tests.tui.test_account_folders import open_inbox, report
@@ -85,3 +87,28 @@ async def test_esc_while_the_reply_is_prepared_cancels_it_and_no_dialog_opens_la
         await settle(pilot)
         assert not isinstance(app.screen, ComposeDialog)
         assert "preparing the mail" not in screen_text(app)
+
+
+async def test_the_newest_message_is_being_read_when_the_folders_rows_are_first_drawn(held_project, monkeypatch):
+    """A habit user opens the folder and types Enter as soon as the newest row shows (bench_habits):
+    its read ahead started when the list's Highlighted reached the screen, which a frame (the rows'
+    first) could precede, and that Enter then waited for the round trip (issue 35: open <= 2x aerc's,
+    traced in tmux: the read asked 3-7 ms before the Enter, answered after it). Now the turn that
+    shows the rows starts it, so no frame comes between."""
+    project, _proxy = held_project
+    app = make_app(project)
+    seen: list[bool] = []  # as the folder's rows are shown: a read of the cursor's message on its way?
+    shown = MainScreen.on_folder_listed
+
+    def showing(self, message) -> None:
+        shown(self, message)
+        seen.append(any(w.group == "read-ahead" for w in self.workers))
+    monkeypatch.setattr(MainScreen, "on_folder_listed", showing)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        assert seen == [True]
+        assert isinstance(app.main.threads.thread_list.current, MailboxRow)
+        await settle(pilot)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert BODY in screen_text(app)

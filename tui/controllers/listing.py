@@ -83,10 +83,11 @@ class Listing:
                 child.abandon()
             self._run(self._check_and_list, screen.new_request("threads"), self.current_list, group="threads")
             return
-        painted = head is not None and head.listing is not None
+        shown = screen.shell.first_page_shown() if child is not None else None  # a cold start's, on the first frame
+        painted = head is not None and (head.listing is not None or shown is not None)
         self.listing_out_of_reach = False
         self._run(self._check_and_list, screen.new_request("threads"), None, first=True, cached_first=not painted,
-                  child=child, group="threads")
+                  child=child, shown=shown, group="threads")
 
     def show_head_start(self) -> None:
         """Before the first frame (the panes are mounted): what the app read before it
@@ -98,6 +99,11 @@ class Listing:
         if head.listing is not None:
             self._screen.threads.show_rows(rows_for(head.listing.value), head.listing.resolution, head.list_name,
                                            partial=head.stale, cached=head.stale)
+        elif head.listing_follows:  # a cold start: the child's first page, when it is here already
+            page = self._screen.shell.first_page_for_first_frame()
+            if page is not None:
+                self._screen.threads.show_rows(rows_for(page.listing()), page.resolution, head.list_name,
+                                               partial=not page.whole)
 
     def session_opened(self, message: SessionOpened) -> None:
         """The project is open (routed by the screen; the app posts it)."""
@@ -146,19 +152,21 @@ class Listing:
                   cached_first=other_list and not self.mandatory_problem, group="threads")
 
     def _check_and_list(self, request: int, list_name: str | None, first: bool = False,
-                        cached_first: bool = False, child: ForkedHeadStart | None = None) -> None:
+                        cached_first: bool = False, child: ForkedHeadStart | None = None,
+                        shown: ListingPart | None = None) -> None:
         """``first``: start-up's listing (of the first list). ``cached_first``: paint the
         summary cache's rows, if any, before the server is asked (start-up, unless the
         first frame showed rows already; another list than the one on screen). ``child``:
-        start-up's child that lists the first list already (tui/head_start.py)."""
+        start-up's child that lists the first list already (tui/head_start.py); ``shown``: its
+        first page, which the first frame showed (the listing goes on from it)."""
         try:
-            self._check_and_list_now(request, list_name, first, cached_first, child)
+            self._check_and_list_now(request, list_name, first, cached_first, child, shown)
         finally:
             if child is not None:
                 child.finish()  # after its whole window: it writes the summary cache; else it lists no more
 
     def _check_and_list_now(self, request: int, list_name: str | None, first: bool, cached_first: bool,
-                            child: ForkedHeadStart | None) -> None:
+                            child: ForkedHeadStart | None, shown: ListingPart | None = None) -> None:
         worker = get_current_worker()
         screen = self._screen
         session = screen.session
@@ -172,11 +180,12 @@ class Listing:
         # process's sources check (which the child's own listing passed already). Waited for
         # only while the project still opens here (the check cannot run before): a server that
         # does not answer would make the check wait its timeout after the child's.
-        part = None
-        while child is not None and not child.ready(0.05) and not session.is_open and not worker.is_cancelled:
+        part = shown
+        while (child is not None and part is None and not child.ready(0.05) and not session.is_open
+               and not worker.is_cancelled):
             pass
-        if child is not None and child.ready(0):
-            part = self._post_from_child(worker, request, list_name, child)
+        if child is not None and (part is not None or child.ready(0)):
+            part = part or self._post_from_child(worker, request, list_name, child)
             if part is None:
                 child = None  # it failed: this process lists
             else:  # its first row's read ahead, for an Enter on the page before this process is open
@@ -203,6 +212,10 @@ class Listing:
                 if came is None:  # failed (or cancelled): the rest is listed here
                     break
                 part = came
+            if part is not None and part is shown and part.whole and not worker.is_cancelled:
+                # The first frame showed the whole window: answered as a whole listing is, now that the
+                # project is open (the new-report poll starts then, the next start's frame is kept).
+                screen.post_message(ThreadsLoaded(request, list_name, rows_for(part.listing()), part.resolution))
             if (part is not None and part.whole) or worker.is_cancelled:
                 return
             if part is None and session.listing_can_be_limited():

@@ -57,8 +57,8 @@ class FolderJump(ModalScreen[int | None], bindings.KeyContext):
         if options.option_count:
             options.highlighted = 0
 
-    @on(Input.Submitted)
-    def _open_highlighted(self, event: Input.Submitted) -> None:
+    def action_open(self) -> None:
+        """Enter: the highlighted list or folder (the first that matches what is typed)."""
         options = self.query_one(OptionList)
         if options.option_count:
             self.dismiss(int(options.get_option_at_index(options.highlighted or 0).id or 0))

@@ -21,7 +21,9 @@ from mailtriage.core.lean_dataclass import lean_dataclass  # @dataclass(eq=False
 from mailtriage.application import Message, Thread
 from mailtriage.core.inert import sender_mismatch
 from mailtriage.tui import bindings
+from mailtriage.tui.focus_paint import OwnFocusPaint, SizedInPlace
 from mailtriage.tui.panes.crypto import crypto_text, part_label
+from mailtriage.tui.panes.thread_keys import OffersWhereActing, acting_keys
 from mailtriage.tui.sanitize import MARKER_STYLE, has_hidden_characters, inert_text
 from mailtriage.tui.wrapped_text import WrappedText
 
@@ -163,18 +165,17 @@ def thread_texts(thread: Thread) -> ThreadTexts:
     return make_texts(thread)
 
 
-class ThreadView(VerticalScroll, can_focus=True):
+class ThreadView(OffersWhereActing, OwnFocusPaint, SizedInPlace, VerticalScroll, can_focus=True):
     BINDINGS = bindings.READER
 
     #: Set by the screen while search results are what the thread list shows.
     search_active: bool = False
 
     def watch_has_focus(self, _has_focus: bool) -> None:
-        """Not restyled by a focus move: no rule styles the view, or anything in it, by its
-        focus (the pane's ``-active`` border shows where the focus is; tests/tui/test_open_restyle.py
-        checks that a restyle would change nothing). Textual restyled the whole subtree on
-        Enter, every header and body Static (~3-5 ms of the UI thread), then the view alone
-        (~1-2 ms more before the body's frame, issue 33)."""
+        """Neither restyled nor repainted by a focus move (OwnFocusPaint): nothing in the view is
+        styled by its focus (the pane's ``-active`` border shows it; tests/tui/test_open_restyle.py
+        checks a restyle would change nothing). Textual restyled every header and body Static on
+        Enter (~3-5 ms of the UI thread), then the view alone (~1-2 ms more, issue 33)."""
 
     @lean_dataclass
     class MatchStepRequested(TextualMessage):
@@ -188,25 +189,21 @@ class ThreadView(VerticalScroll, can_focus=True):
 
         kind: str = ""
 
-    @lean_dataclass
     class UrlRequested(TextualMessage):
-        pass
+        """u: the open thread's archive URL."""
 
-    @lean_dataclass
     class ImportRequested(TextualMessage):
-        pass
+        """i: import the open thread into the tracker."""
 
     @lean_dataclass
     class KeyImportRequested(TextualMessage):
         """K: import a key the open thread offers (OpenPGP), through a proposal."""
 
-    @lean_dataclass
     class BackRequested(TextualMessage):
-        pass
+        """q / Esc: back to the list."""
 
-    @lean_dataclass
     class AttachmentsRequested(TextualMessage):
-        pass
+        """e: the open thread's attachments."""
 
     class IssueRequested(TextualMessage):
         """``s``: jump to the tracker issue of the open thread."""
@@ -304,24 +301,8 @@ class ThreadView(VerticalScroll, can_focus=True):
         if what == "new" or self._thread_open():  # a new mail needs no thread
             self.screen.post_message(self.ReplyRequested(what))
 
-    def action_import_thread(self) -> None:
-        if self._thread_open():
-            self.post_message(self.ImportRequested())
-
-    def action_import_key(self) -> None:
-        if self._thread_open():
-            self.post_message(self.KeyImportRequested())
-
-    def action_thread_url(self) -> None:
-        if self._thread_open():
-            self.post_message(self.UrlRequested())
-
     def action_back(self) -> None:
         self.post_message(self.BackRequested())
-
-    def action_attachments(self) -> None:
-        if self._thread_open():
-            self.post_message(self.AttachmentsRequested())
 
     def action_jump_issue(self) -> None:
         if self._thread_open():
@@ -345,9 +326,9 @@ class ThreadView(VerticalScroll, can_focus=True):
             # False hands n to its next binding (the next message), also in the footer; N has
             # none, so previous_match runs and says why when there is no search.
             return self.search_active and self.has_class("-has-thread")
-        # The thread's keys act with no thread open too: a toast says why they did nothing
-        # (_thread_open), where a disabled key would have said nothing (issue 35).
-        return True
+        # A key that cannot act on the open thread is not offered; pressed, it says why (thread_keys.py);
+        # with none open, the thread's keys say why too (_thread_open): a disabled key said nothing.
+        return self.offered(action)
 
 
 class ReaderPane(Vertical):
@@ -409,6 +390,7 @@ class ReaderPane(Vertical):
         self._thread_status = (f"{total} message{'s' if total != 1 else ''}"
                                + (f" · {attached} attachment{'s' if attached != 1 else ''}" if attached else ""),
                                " (e)" if attached else "", f" · via {via}" if via else "")
+        view.acting = acting_keys(thread, account_id)
         self.restore_status()
         view.refresh_bindings()
 

@@ -26,6 +26,7 @@ from mailtriage.application import ThreadSummary, shown_date
 from mailtriage.core.inert import sender_label
 from mailtriage.tui import bindings
 from mailtriage.tui.arrange import Arrangement, ArrangedRows
+from mailtriage.tui.focus_paint import OwnFocusPaint
 from mailtriage.tui.mailbox_rows import MailboxRow
 from mailtriage.tui.rows import ListRows, ThreadRows, index_of, status_mark
 from mailtriage.tui.sanitize import MARKER_STYLE, inert_text
@@ -48,7 +49,7 @@ def format_date(row: ThreadSummary, narrow: bool, column: str = "sent") -> str:
     return when.strftime("%m-%d" if narrow else "%Y-%m-%d %H:%M")
 
 
-class ThreadList(RowPages, ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
+class ThreadList(OwnFocusPaint, RowPages, ServerOrderKeys, TagKeys, ScrollView, can_focus=True):
     """Thread summaries, one per line, newest first as the backend returned them."""
 
     BINDINGS = bindings.THREAD_LIST

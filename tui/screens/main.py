@@ -383,6 +383,9 @@ class MainScreen(ControllerBase, PendingWork, bindings.KeyContext, inherit_bindi
 
     def on_folder_listed(self, message: FolderListed) -> None:
         self.accounts.listed(message)
+        # The cursor's message read ahead in the turn that shows the rows, not a frame later when
+        # the list's Highlighted comes: an Enter typed at the rows' first frame waited for it (issue 35).
+        self.reading.highlighted()
 
     def on_thread_list_organize_requested(self, message: ThreadList.OrganizeRequested) -> None:
         self.accounts.organize(message.summary, message.action)
