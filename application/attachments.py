@@ -16,11 +16,11 @@ import shlex
 import subprocess
 import tempfile
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from mailtriage.application.errors import AttachmentError, UsageError
 from mailtriage.backends.errors import NotSupported
+from mailtriage.core.lean_dataclass import frozen_dataclass
 from mailtriage.core.safe_names import SaveError, save_bytes
 from mailtriage.core.trace import OPLOG
 # folder_problem: re-exported as application.attachment_folder_problem (for the command line's --to)
@@ -40,7 +40,7 @@ _TEXT_SUBTYPES = ("json", "xml", "javascript", "x-sh", "x-python", "x-diff", "x-
                   "x-shellscript", "ld+json", "pgp-signature", "pgp-keys", "x-pem-file")
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class AttachmentView:
     """What a viewer shows of one attachment: its first bytes, and whether they read as text."""
 

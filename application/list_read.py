@@ -6,14 +6,14 @@ the list; the front ends ask :func:`unconfigured_list` first and skip (or stop) 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from mailtriage.backends.contract import Op
 from mailtriage.backends.registry import SourceSet
 from mailtriage.backends.security_cc import LIST_KEY, configured_address
+from mailtriage.core.lean_dataclass import frozen_dataclass
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class NoList:
     """Why a list read does not run: ``stop`` when a mandatory backend would have read it."""
 

@@ -8,15 +8,15 @@ confirmed (the reply flow), never run blind.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable
 
 from mailtriage.application.errors import UsageError
 from mailtriage.backends.contract import MailSource, Op, ThreadId
+from mailtriage.core.lean_dataclass import frozen_dataclass
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class OpArgs:
     """What one operation is called with; each operation reads the fields it needs."""
 

@@ -22,20 +22,20 @@ An operation no backend offers leaves that part unknown (``None``), never an err
 from __future__ import annotations
 
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Callable, Sequence
 
 from mailtriage.application.project import Project
 from mailtriage.backends.contract import Op, ThreadId
 from mailtriage.backends.errors import BackendFailure, NoBackendAvailable, NotSupported, Unavailable
+from mailtriage.core.lean_dataclass import frozen_dataclass
 from mailtriage.trackers.contract import Tracker
 from mailtriage.trackers.errors import NotFound
 from mailtriage.application.flows import linking
 from mailtriage.application.flows.threadindex import thread_key
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class ThreadStatus:
     """One thread's place in the triage: each part None when it cannot be told."""
 

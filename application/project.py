@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +21,7 @@ from mailtriage.backends.errors import MandatoryBackendUnavailable, SignInNeeded
 from mailtriage.backends.registry import Dispatch, SourceSet
 from mailtriage.backends.security_cc import CcResolution, configured_address, resolve_security_cc
 from mailtriage.core.collector import collector_paused
+from mailtriage.core.lean_dataclass import frozen_dataclass
 from mailtriage.core.projectconfig import ConfigError, ProjectConfig, load_project
 from mailtriage.application.location import project_dir  # noqa: F401 (re-exported: its old home)
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class ListEntry:
     """One list a front end offers to read: its label, its address (None: not configured) and a note."""
 

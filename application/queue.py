@@ -49,6 +49,7 @@ from mailtriage.backends.errors import BackendFailure, NoBackendAvailable, NotSu
 from mailtriage.backends.security_cc import configured_address
 from mailtriage.core.collector import collector_paused
 from mailtriage.core.errors import ConfigError
+from mailtriage.core.lean_dataclass import frozen_dataclass
 from mailtriage.trackers import fields as fieldsmod
 from mailtriage.trackers import vcs
 from mailtriage.trackers.contract import EditRequest, Tracker
@@ -90,7 +91,7 @@ class Breach(str, enum.Enum):
     DISCLOSURE = "disclosure"  # the disclosure date is past and the report is not closed
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True)  # init=False fields: frozen_dataclass hands it to @dataclass anyway
 class QueueSettings:
     """What project.md says about the queue (``queue.*``), with its defaults."""
 
@@ -141,7 +142,7 @@ class QueueSettings:
         return bool(domain and own and (own == domain or domain.endswith("." + own)))
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class MailFact:
     """One message of a report thread, as the queue needs it (no body)."""
 
@@ -149,7 +150,7 @@ class MailFact:
     date: datetime | None  # its Date (aware); None: undated (ignored for ages)
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class ThreadFacts:
     """A report thread of the window: what the mail says about it."""
 
@@ -160,7 +161,7 @@ class ThreadFacts:
     automated: str | None = None  # why its first message is no report (automated_reason), None: a person's
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class IssueFacts:
     """The tracker issue that holds a thread: what the tracker says about it."""
 
@@ -184,7 +185,7 @@ def _iso(when: datetime | None) -> str | None:
     return None if when is None else when.astimezone(timezone.utc).replace(microsecond=0).isoformat()
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class QueueRow:
     """One report of the queue. Text fields are raw: the front ends sanitise them."""
 
@@ -217,7 +218,7 @@ class QueueRow:
         }
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Queue:
     """The queue at ``now``: rows sorted by what needs a human first, and what could not be told."""
 
@@ -325,7 +326,7 @@ def _state(thread: ThreadFacts, issue: IssueFacts | None, settings: QueueSetting
     return QueueState.IMPORTED
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class MailState:
     """What the mail of one thread says, for a given team: all a row needs of its messages."""
 

@@ -9,12 +9,12 @@ and a cap on what it prints; its output is returned, never interpreted.
 from __future__ import annotations
 
 import subprocess
-from dataclasses import dataclass
 from typing import Sequence
 
 from mailtriage.application.attachments import command_argv
 from mailtriage.application.errors import UsageError
 from mailtriage.backends.errors import NotSupported
+from mailtriage.core.lean_dataclass import frozen_dataclass
 
 #: What a piped command may run and print before it is stopped / cut.
 PIPE_TIMEOUT = 60.0
@@ -38,7 +38,7 @@ def for_mailbox(mailboxes, account_id: str, message_id: str) -> bytes:
     return mailboxes.get(account_id).raw(message_id)
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class PipeResult:
     argv: tuple[str, ...]
     returncode: int

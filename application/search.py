@@ -14,7 +14,6 @@ nothing is probed. Every search is recorded in the operation log as ``search``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 
 from mailtriage.application.accounts import Mailboxes
@@ -24,6 +23,7 @@ from mailtriage.backends.errors import NotSupported, Unavailable
 from mailtriage.backends.mailbox_contract import InvalidQuery
 from mailtriage.backends.resolution import Resolution
 from mailtriage.backends.search import SEARCH_PAGE, SearchField, SearchPage, SearchRequest
+from mailtriage.core.lean_dataclass import frozen_dataclass
 from mailtriage.core.settings import load_settings
 from mailtriage.core.trace import OPLOG
 
@@ -31,7 +31,7 @@ __all__ = ["SearchField", "SearchPage", "SearchRequest", "SearchResult", "search
            "search_mailbox", "search_account", "source_can_search"]
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class SearchResult:
     """A page of results and the resolution that picked the backend (None for an account)."""
 

@@ -20,7 +20,6 @@ otherwise): hence the imports inside the methods.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -28,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from mailtriage.application.errors import UsageError
 from mailtriage.application.service_lock import ServiceLock, take_or_abort
 from mailtriage.core.errors import ConfigError
+from mailtriage.core.lean_dataclass import frozen_dataclass
 from mailtriage.core.settings import UserSettings
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 __all__ = ["AlertWatch", "Service"]
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class AlertWatch:
     """What a new-report poll loop needs (see :meth:`Service.alert_watch`): the seconds between
     polls, the list, and how to build the poller (mail sources of its own) on the loop's thread."""
@@ -321,6 +321,14 @@ class Service:
         with self._lock:
             return route_compose(OutgoingRule(self.opened), compose_kind, thread_id=thread_id, thread=thread,
                                  account_id=account_id, message_id=message_id, source=source)
+
+    def route_asks_no_source(self, source: Message) -> bool:
+        """Whether the outgoing rule decides a reply to the personal message ``source`` from the
+        message alone (no project source asked, ``OutgoingRule.asks_no_source``): its reply can
+        be built with its read ahead, before Enter (issue 35). Takes no lock."""
+        from mailtriage.application.flows.security_thread import OutgoingRule  # why: loads on first use
+        project = self.project
+        return project is not None and OutgoingRule(project).asks_no_source(source)
 
     def personal_forms(self, account_id: str, message_id: str | None, what: str, *,
                        source: Message | None = None) -> dict[str, ComposeForm]:

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from dataclasses import dataclass
 from typing import Iterable, Sequence, Union
 
 from mailtriage.backends.contract import Message, Thread, ThreadId, ThreadSummary
+from mailtriage.core.lean_dataclass import frozen_dataclass
 
 HYPERKITTY_KIND = "hyperkitty"
 
@@ -71,7 +71,7 @@ def root_message_id(item: Union[ThreadSummary, Thread]) -> str:
     return normalize_message_id(messages[0].message_id)
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class ThreadGroup:
     """Threads from different backends that share one root Message-ID.
 

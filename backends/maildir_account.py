@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
@@ -40,6 +39,7 @@ from mailtriage.backends.mailbox_contract import (Compose, ForeignMessageId, Mai
                                                   MailHeader, MailMessage, MailPage, MailQuery, MailboxAdapter,
                                                   PartialFailure, StaleMessageId, check_bulk, flags_and_date_match,
                                                   with_thread_counts)
+from mailtriage.core.lean_dataclass import frozen_dataclass
 from mailtriage.core.settings import load_settings
 
 INBOX = "INBOX"
@@ -53,7 +53,7 @@ MAX_MESSAGE_BYTES = 50 * 1024 * 1024
 _HEAD_BYTES = 64 * 1024
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class MaildirAccount(AccessLevels):
     id: str
     path: Path

@@ -49,7 +49,7 @@ import contextlib
 import os
 import threading
 from bisect import bisect_left
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
@@ -81,6 +81,7 @@ from mailtriage.backends.mime_headers import header_fields, normalize_line_ends,
 from mailtriage.backends.thread_reconstruction import Links, ThreadGroup, synthetic_kind
 from mailtriage.core.collector import collector_paused
 from mailtriage.core.errors import ConfigError
+from mailtriage.core.lean_dataclass import frozen_dataclass
 from mailtriage.core.paths import user_allows_caches
 
 if TYPE_CHECKING:
@@ -112,7 +113,7 @@ def _cut_mark(info: AttachmentInfo, cap: int, size: int, name: str) -> Attachmen
     return replace(info, note=f"{mark}; {info.note}" if info.note else mark)
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class ArchivedMessage:
     """One message of an archive as :meth:`MboxSource.received_since` found it."""
 

@@ -44,13 +44,13 @@ from __future__ import annotations
 import hashlib
 import os
 from array import array
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
 from mailtriage.core import cache_file
 from mailtriage.backends.thread_reconstruction import Links, ThreadGroup
 from mailtriage.core.errors import ConfigError
+from mailtriage.core.lean_dataclass import frozen_dataclass
 from mailtriage.core.paths import cache_dir, private_cache_dir
 from mailtriage.core.trace import TRACE
 
@@ -70,7 +70,7 @@ TAIL = 4096
 CHANNEL = "cache:mbox"
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class ArchiveStamp:
     """What identifies one state of an mbox file."""
 

@@ -11,7 +11,6 @@ own Message-ID are ours and are set as they are.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from email import message_from_bytes, policy
 from email.message import EmailMessage
@@ -23,6 +22,7 @@ from mailtriage.backends.errors import BackendFailure, MailError
 from mailtriage.backends.mailbox_contract import Compose, MailMessage, OutgoingAttachment
 from mailtriage.backends.mime_header_text import set_composed_header
 from mailtriage.core.inert import header_text
+from mailtriage.core.lean_dataclass import frozen_dataclass
 
 # Outgoing bytes: the default policy with CRLF line ends.
 POLICY = policy.SMTP
@@ -103,7 +103,7 @@ def as_bytes(message: EmailMessage) -> bytes:
 
 # -- personal compose ----------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Outgoing:
     message: EmailMessage
     recipients: tuple[str, ...]

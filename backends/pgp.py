@@ -33,6 +33,7 @@ from mailtriage.backends.pgp_keyring import VALIDITY, KeyringKey, parse_colons, 
 from mailtriage.backends.pgp_status import (CryptoStatus, DecryptedAttachment, OfferedKey, PartProtection,
                                             SignatureStatus)
 from mailtriage.core.lazy_re import lazy
+from mailtriage.core.lean_dataclass import frozen_dataclass
 
 __all__ = ["DEFAULT_MAX_OUTPUT", "DEFAULT_TIMEOUT", "MAX_GPG_CALLS", "NO_NETWORK", "EncryptResult", "GnuPG",
            "PgpSettings", "carries_openpgp",
@@ -71,7 +72,7 @@ _INLINE_BYTES = lazy(
     re.MULTILINE | re.DOTALL)
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class PgpSettings:
     """The user's GnuPG: home (None: gpg's default), binary, limits, pinentry mode."""
 
@@ -303,7 +304,7 @@ class GnuPG:
         return EncryptResult(run.data, None)
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class EncryptResult:
     armored: bytes
     problem: str | None

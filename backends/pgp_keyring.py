@@ -8,9 +8,9 @@ names mallory (gpg takes the mailbox between ``<`` and ``>``), and a revoked UID
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from mailtriage.core.lazy_re import lazy
+from mailtriage.core.lean_dataclass import frozen_dataclass
 
 __all__ = ["KeyringKey", "parse_colons", "uid_mailbox"]
 
@@ -21,7 +21,7 @@ VALIDITY = {"o": "unknown", "-": "unknown", "q": "unknown", "n": "never", "m": "
 _UNUSABLE = frozenset("erid")
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class KeyringKey:
     """One primary key: fingerprint, key validity (gpg's letter), usable UIDs, capabilities, the
     key IDs and fingerprints of the key and its subkeys."""

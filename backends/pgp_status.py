@@ -14,12 +14,14 @@ through :mod:`mailtriage.core.inert` like any other mail text.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from mailtriage.core.lean_dataclass import frozen_dataclass
 
 __all__ = ["CryptoStatus", "DecryptedAttachment", "OfferedKey", "PartProtection", "PgpMaterial", "SignatureStatus"]
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class PgpMaterial:
     """One OpenPGP piece found in a message, before any GnuPG ran.
 
@@ -42,7 +44,7 @@ class PgpMaterial:
     forwarded: bool = False  # inside a forwarded message (message/rfc822): its signature is not this mail's
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class SignatureStatus:
     """One signature and what GnuPG said of it.
 
@@ -98,7 +100,7 @@ class SignatureStatus:
                 "validity": self.validity, "other_keys": list(self.other_keys), "text": self.describe()}
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class PartProtection:
     """How one shown text part (by index in ``Message.text_parts``) was protected."""
 
@@ -112,7 +114,7 @@ class PartProtection:
                 "bad_signature": self.bad_signature}
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class OfferedKey:
     """A public key the message offers (an attached key, an Autocrypt header): import only on request."""
 
@@ -127,7 +129,7 @@ class OfferedKey:
                 "in_keyring": self.in_keyring}
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class DecryptedAttachment:
     """The bytes of an attachment that was inside the whole-message encryption, kept in memory
     only (the backend holds only the ciphertext): ``index`` in ``Message.attachments``."""
@@ -136,7 +138,7 @@ class DecryptedAttachment:
     data: bytes = field(repr=False, compare=False)
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class CryptoStatus:
     """What OpenPGP protected in one message.
 

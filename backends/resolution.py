@@ -16,7 +16,7 @@ backend was skipped.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Callable, Sequence
 
 from mailtriage.backends.contract import MailSource, Op
@@ -27,12 +27,13 @@ from mailtriage.backends.errors import (
     SignInNeeded,
     Unavailable,
 )
+from mailtriage.core.lean_dataclass import frozen_dataclass
 from mailtriage.core.projectconfig import ConfigError
 from mailtriage.core.secrets import scrub
 from mailtriage.core.projectconfig import MailSourceEntry
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Step:
     """One backend considered while resolving an op, and what happened to it."""
 
@@ -44,7 +45,7 @@ class Step:
         return {"backend": self.backend, "role": self.role, "outcome": self.outcome}
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Resolution:
     op: Op
     chosen: str | None

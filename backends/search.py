@@ -17,11 +17,11 @@ This module imports nothing from Textual or the front ends.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
 from mailtriage.backends.mailbox_contract import InvalidQuery
+from mailtriage.core.lean_dataclass import frozen_dataclass
 
 #: Results per page unless the request says otherwise (the thread list pages by this).
 SEARCH_PAGE = 50
@@ -46,7 +46,7 @@ class SearchField(str, enum.Enum):
         raise InvalidQuery(f"search field must be one of {', '.join(f.value for f in cls)}, not {text!r}")
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class SearchRequest:
     """One search: the text, the field, where (a list, a folder, or every folder of the
     account), since when, and which page (zero-based, newest first).
@@ -96,7 +96,7 @@ class SearchRequest:
                 "page": self.page, "pageSize": self.page_size}
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class SearchPage:
     """One page of results, newest first.
 

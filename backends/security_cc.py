@@ -7,8 +7,9 @@ content are never an input here.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from mailtriage.core.lean_dataclass import frozen_dataclass
 from mailtriage.core.projectconfig import ConfigError, ProjectConfig
 
 LIST_KEY = "security_list"
@@ -26,7 +27,7 @@ _PLACEHOLDER = re.compile(
 _ADDRESS = re.compile(r"^[^@\s<>(),;:\"\[\]]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$")
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class CcResolution:
     security_cc: str | None
     cc_fallback: str | None

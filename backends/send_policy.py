@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import email.utils
 import functools
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
 # Raised by :func:`require_send_allowed`; it lives under the mail error root and stays
 # importable from here.
 from mailtriage.backends.errors import SendRefused  # noqa: F401
+from mailtriage.core.lean_dataclass import frozen_dataclass
 
 UNAUTHENTICATED = "unauthenticated-sender"
 AUTOMATED = "automated-sender"
@@ -49,7 +49,7 @@ GUARD_HEADERS = ("from", "return-path", "auto-submitted", "precedence", "authent
 Headers = Sequence[tuple[str, str]]
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class SendRefusal:
     reason: str  # one of REASONS
     rule: str  # null-sender | auto-submitted | precedence | dmarc | send-cap

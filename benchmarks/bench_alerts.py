@@ -64,17 +64,26 @@ def _rss_mb() -> float:
 # -- the child: the app, headless -------------------------------------------------------------
 
 def _naive_app_class():
-    """The app with the alert handling it had before this change (the baseline)."""
+    """The app with the alert handling it had before coalescing (the baseline): every poll's
+    news notified at once, the whole list listed again, and the news acknowledged once that
+    listing is painted. Since issue 36 §2 the alerts are a component of the main screen
+    (tui/controllers/alerts.py), so the baseline is that component with its handler of the
+    news swapped; the listing, the marks and the poll loop are the app's own."""
     from mailtriage.tui.app import MailTriageApp
+    from mailtriage.tui.controllers.alerts import Alerts
     from mailtriage.tui.sanitize import inert
+    from mailtriage.tui.screens.main import MainScreen
 
-    class NaiveAlertsApp(MailTriageApp):
-        pending: list = []
+    class NaiveAlerts(Alerts):
+        def __init__(self, listing) -> None:
+            super().__init__(listing)
+            self.pending: list = []  # outcomes shown by the next whole listing
 
         def on_alerts_found(self, message) -> None:
-            if self._defer(self.on_alerts_found, message):
+            if self._listing.defer(self.on_alerts_found, message):
                 return
-            if self._alert_loop is None or message.loop is not self._alert_loop:
+            loop = self.alert_loop
+            if loop is None or message.loop is not loop:
                 return
             outcome = message.outcome
             self._alert_marks |= {str(t.thread_id) for t in list(outcome.new_threads) + list(outcome.updated_threads)}
@@ -83,14 +92,23 @@ def _naive_app_class():
             self.notify("\n".join(lines), title=f"{count} new reports" if count else "New mail", markup=False,
                         timeout=15)
             self.pending.append(outcome)
-            self.load_threads(self._current_list)  # every alert: the whole list again
+            self._listing.listing.load_threads(self._listing.current_list)  # every alert: the whole list again
 
-        def on_threads_loaded(self, message) -> None:
-            super().on_threads_loaded(message)
-            if not message.partial and self.pending:
+        def forget_news(self, whole: int | None = None) -> None:
+            super().forget_news(whole)
+            loop = self.alert_loop
+            if whole is not None and self.pending and loop is not None:  # a whole listing is shown
                 done, self.pending = self.pending, []
-                loop = self._alert_loop
-                self.call_after_refresh(lambda: [loop.poller.acknowledge(o) for o in done] if loop else None)
+                self.call_after_refresh(lambda: [loop.poller.acknowledge(o) for o in done])
+
+    class NaiveMainScreen(MainScreen):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            self.alerts = NaiveAlerts(self)  # before compose() mounts it
+
+    class NaiveAlertsApp(MailTriageApp):
+        def get_default_screen(self) -> MainScreen:
+            return NaiveMainScreen()
 
     return NaiveAlertsApp
 

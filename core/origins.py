@@ -11,10 +11,10 @@ can name a keyring entry. Plain http carries a secret only to this machine (loop
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from mailtriage.core.errors import CoreError
+from mailtriage.core.lean_dataclass import frozen_dataclass
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 #: What each purpose's secret is, for messages.
@@ -38,7 +38,7 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Origin:
     scheme: str
     host: str  # lower case; an IPv6 address without brackets

@@ -26,6 +26,7 @@ from typing import Any, Iterator
 
 from mailtriage.core import config_cache
 from mailtriage.core.errors import ConfigError, ProjectFileError  # noqa: F401  (importable from here too)
+from mailtriage.core.lean_dataclass import frozen_dataclass
 
 PROJECT_FILE = "project.md"
 ORG_DIR = Path(__file__).with_name("orgs")
@@ -66,7 +67,7 @@ class _Absent:
 ABSENT: Any = _Absent()
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Declared:
     """A value together with the layer that declared it (``project``, ``organization:asf``, ``default``)."""
 
@@ -75,7 +76,7 @@ class Declared:
     file: str
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class MailSourceEntry:
     """One row of the ``## Mail sources`` table."""
 

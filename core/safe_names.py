@@ -21,12 +21,12 @@ import errno
 import hashlib
 import os
 import unicodedata
-from dataclasses import dataclass
 from pathlib import Path
 
 from mailtriage.core import private_files
 from mailtriage.core.errors import ConfigError, CoreError
 from mailtriage.core.inert import is_neutralized
+from mailtriage.core.lean_dataclass import frozen_dataclass
 
 #: Bytes of UTF-8 a safe name may take (NAME_MAX is 255; room is kept for `` (NNNN)``).
 MAX_NAME_BYTES = 200
@@ -112,7 +112,7 @@ def numbered(name: str, n: int) -> str:
     return f"{stem} ({n}){ext}"
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class SavedFile:
     """One file written by :func:`save_bytes`."""
 

@@ -14,10 +14,11 @@ Everybody is fictional; addresses are ``example.org`` / ``example.com`` / ``.exa
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from email.utils import format_datetime
 from pathlib import Path
+
+from mailtriage.core.lean_dataclass import frozen_dataclass
 
 #: The account as the demo's user settings name it (``[accounts.demo]``).
 ACCOUNT_ID = "demo"
@@ -27,7 +28,7 @@ MAILDIR = "Personal"
 FOLDERS = ("Drafts", "Sent", "Archive", "Trash")
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class PersonalMail:
     folder: str  # "INBOX" or one of FOLDERS
     key: str  # the file's unique name, fixed so the demo is the same every run

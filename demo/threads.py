@@ -9,8 +9,10 @@ reserved names (example.com/.net/.org, ``.example``, ``.invalid``).
 from __future__ import annotations
 
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import field
 from email.utils import formataddr
+
+from mailtriage.core.lean_dataclass import frozen_dataclass
 
 LIST_ADDRESS = "security@frobnicator.apache.org"
 LIST_ID = "<security.frobnicator.apache.org>"
@@ -20,7 +22,7 @@ LIST_HOST = "frobnicator.apache.org"
 # -- people ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Person:
     name: str
     address: str
@@ -94,7 +96,7 @@ INES = Person("Inês Carvalho", "ines.carvalho@example.com", 0, "thunderbird", "
 PREVIOUS = -1  # parent is the message before this one in the thread
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Mail:
     """One message of a thread. Recipients default to: a reply goes to the parent's
     author with the list in Cc; a root or a reply to oneself goes to the list."""
@@ -115,7 +117,7 @@ class Mail:
     attachment: tuple[str, str, str] | None = None  # filename, subtype, text
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Thread:
     slug: str
     subject: str

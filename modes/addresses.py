@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import email.utils
 import re
-from dataclasses import dataclass
 
+from mailtriage.core.lean_dataclass import frozen_dataclass
 from mailtriage.modes.errors import ModesError
 
 _TOKEN = r"[A-Za-z][A-Za-z0-9-]*"
@@ -69,7 +69,7 @@ def valid_resource_id(text: str) -> bool:
     return bool(_ID_RE.match(text)) and len(text) <= _MAX_ID
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class MasAddress:
     """One parsed MAS address. ``resource_id`` is None for intake forms, ``mode`` for plain ones."""
 

@@ -13,15 +13,15 @@ caller that may send that message's type (a mode cannot read the master's answer
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
+from mailtriage.core.lean_dataclass import frozen_dataclass
 from mailtriage.modes.envelope import Envelope, ProtocolError
 from mailtriage.modes.store import Store
 
 MODE_SENDS = ("handoff.status",)
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Caller:
     """A mode endpoint (``resource_type``, ``mode``), or the master (both None)."""
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Callable
 
 from mailtriage.core.http import HttpClient, HttpError, RetryPolicy
+from mailtriage.core.lean_dataclass import frozen_dataclass
 from mailtriage.core.trace import TRACE
 from mailtriage.modes.clock import Clock
 from mailtriage.modes.store import Store
@@ -24,7 +24,7 @@ from mailtriage.modes.store import Store
 ACCEPTED, REFUSED, RETRY = "accepted", "refused", "retry"
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Delivery:
     outcome: str  # accepted | refused | retry
     http_status: int | None

@@ -65,11 +65,12 @@ import os
 import secrets
 import ssl
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Mapping
 
 from mailtriage.core import private_files
+from mailtriage.core.lean_dataclass import frozen_dataclass
 from mailtriage.core.origins import is_loopback
 from mailtriage.core.projectconfig import ConfigError
 from mailtriage.core.secrets import get_secret, remember_secret, set_secret
@@ -82,7 +83,7 @@ SECURITIES = ("tls", "starttls", "plain")
 _SECRET_KEYS = {"password", "token", "secret"}
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class ModeEndpoint:
     endpoint: str | None
     fields: tuple[str, ...] = ()
@@ -90,7 +91,7 @@ class ModeEndpoint:
     token_env: str | None = None  # or the environment variable holding it
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class ResourceType:
     name: str
     role: str
@@ -102,7 +103,7 @@ class ResourceType:
     transfers: Any  # "block" or {"webhook": URL}
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class MailServer:
     host: str
     port: int
@@ -118,7 +119,7 @@ class MailServer:
         return ssl.create_default_context(cafile=self.ca_file) if self.ca_file else ssl.create_default_context()
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class ModesConfig:
     file: Path | None
     domain: str

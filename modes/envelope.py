@@ -11,9 +11,10 @@ retried with the same ``id``.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from mailtriage.core.lean_dataclass import frozen_dataclass
 from mailtriage.modes.addresses import AddressError, MasAddress
 from mailtriage.modes.errors import ModesError
 
@@ -58,7 +59,7 @@ class ProtocolError(ModesError):
         return {"ok": False, "error": self.code, "detail": self.detail, **self.extra}
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class CaseRef:
     """``case {address, key}``: the canonical resource address and its equivalence key."""
 
@@ -93,7 +94,7 @@ class CaseRef:
         return cls(parsed.canonical, parsed.key)
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Envelope:
     """A validated incoming or outgoing message."""
 

@@ -12,7 +12,6 @@ the channel ``smtp:modes``.
 from __future__ import annotations
 
 import email.utils
-from dataclasses import dataclass
 from datetime import timedelta
 from email.message import EmailMessage
 
@@ -22,6 +21,7 @@ from mailtriage.backends.imap.smtp import SmtpEndpoint, deliver
 from mailtriage.backends.outgoing import build_message
 from mailtriage.backends.send_policy import SendRefusal, check_send
 from mailtriage.core.inert import clean_lines
+from mailtriage.core.lean_dataclass import frozen_dataclass
 from mailtriage.core.secrets import scrub
 from mailtriage.modes.clock import Clock, stamp
 from mailtriage.modes.config import ModesConfig, mail_password
@@ -41,7 +41,7 @@ def inert_text(text: object, limit: int = 500) -> str:
     return clean_lines(text)[:limit]
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class SendOutcome:
     sent: bool
     refusal: SendRefusal | None = None

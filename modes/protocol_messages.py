@@ -11,11 +11,11 @@ the fields we put in it (docs/modes.md, :func:`mailtriage.modes.inbox.mail_event
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
+from mailtriage.core.lean_dataclass import frozen_dataclass
 from mailtriage.modes.addresses import valid_resource_id, valid_token
 from mailtriage.modes.envelope import MAX_ID_LENGTH, VERSION, CaseRef, Envelope, ProtocolError
 from mailtriage.modes.statemachine import REFUSAL_REASONS, STATUSES
@@ -127,7 +127,7 @@ def _refusal_reason(value: Any) -> str | None:
     return None if value in REFUSAL_REASONS else f"must be one of {', '.join(REFUSAL_REASONS)}"
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class MessageType:
     name: str
     route: str  # "from → to" as in §5

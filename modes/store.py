@@ -17,11 +17,11 @@ import json
 import sqlite3
 import threading
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator
 
+from mailtriage.core.lean_dataclass import frozen_dataclass
 from mailtriage.modes.clock import stamp
 from mailtriage.modes.errors import ModesError
 
@@ -151,7 +151,7 @@ class StoreError(ModesError):
     """The database file cannot be opened or has an unknown schema."""
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Case:
     key: str
     address: str
@@ -170,7 +170,7 @@ class Case:
                    None if row["transfers"] is None else json.loads(row["transfers"]), row["intake_ref"])
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Handoff:
     handoff_id: str
     case_key: str

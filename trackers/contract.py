@@ -34,6 +34,7 @@ from typing import Any, Callable, ClassVar, Iterable, Iterator, Sequence
 
 from mailtriage.core.errors import ConfigError
 from mailtriage.core.lazy_re import lazy
+from mailtriage.core.lean_dataclass import frozen_dataclass
 from mailtriage.trackers import fields as fieldsmod
 from mailtriage.trackers import rollup as rollupmod
 from mailtriage.trackers.errors import (  # noqa: F401  (the contract's errors, importable from here too)
@@ -197,7 +198,7 @@ def utc_now_iso() -> str:
 # -- the project's declared values ---------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Policy:
     """Values the project declares in project.md; every write is checked against them.
 
@@ -294,7 +295,7 @@ class ListResult:
     problems: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class IssueChanges:
     """``changes(cursor)``: the issues updated since ``cursor`` (each a ``view`` without
     comments, body included), and the cursor to pass next time (opaque, JSON-ready).
@@ -355,7 +356,7 @@ def order_comments(comments: list[Comment]) -> list[Comment]:
 # -- the contract ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class TrackerFeatures:
     """What a tracker offers beyond the contract's operations: declared by each tracker
     class, never inferred from its ``kind``. Flows and front ends branch on these."""

@@ -14,15 +14,15 @@ code sits between ``{code}`` / ``{noformat}`` markers; :data:`JIRA_WIKI` describ
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from mailtriage.core.lazy_re import lazy
+from mailtriage.core.lean_dataclass import frozen_dataclass
 
 FIELD_LEVEL = 3
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Syntax:
     """How a body spells headings and code blocks."""
 
@@ -142,7 +142,7 @@ JIRA_WIKI = Syntax("jira-wiki", _scan_wiki, lambda text: f"h3. {text}", _wiki_cl
 # -- sections ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Section:
     heading_line: int  # index of the heading line
     end: int  # index one past the section's last line

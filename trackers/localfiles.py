@@ -82,6 +82,8 @@ class LocalFilesTracker(Tracker):
         self.github_api_url = github_api_url
         self._descriptor: fmt.Descriptor | None = None
         self._wc: vcs.WorkingCopy | None | bool = False
+        self._where: tuple[Path, Path, str | None] | None = None  # (real root, real working-copy base, root under it)
+        self._fresh_meta: dict[str, tuple[str, dict]] = {}  # file name: (front matter text, parsed), for view
         self._written: list[str] = []  # paths this object wrote: what a flow's own publish may commit
         self._thread_lock = threading.RLock()
         self._lock_depth = 0
@@ -112,17 +114,40 @@ class LocalFilesTracker(Tracker):
             self._wc = vcs.find_working_copy(self.root) if self.root.exists() else None
         return self._wc  # type: ignore[return-value]
 
-    def _rel_base(self) -> Path:
-        wc = self.working_copy()
-        return (wc.root if wc else self.root.parent).resolve()
+    def _resolved(self) -> tuple[Path, Path, str | None]:
+        """(the tracker folder with its links resolved, the working copy's folder resolved, the
+        first relative to the second as text): resolved once per object, as the working copy is
+        found once, not once per issue file (a sync reads 10,000; issue 39)."""
+        if self._where is None:
+            wc = self.working_copy()
+            real_root = self.root.resolve()
+            base = (wc.root if wc else self.root.parent).resolve()
+            # None when the folder resolves outside the working copy: each path is then resolved
+            # (and refused) on its own, as before
+            under = real_root.relative_to(base).as_posix() if real_root.is_relative_to(base) else None
+            self._where = (real_root, base, under)
+        return self._where
 
-    def _rel(self, path: Path, base: Path | None = None) -> str:
-        """``path`` relative to the working copy; ``base`` is ``_rel_base()`` when the caller
-        already resolved it (a listing resolves it once, not once per issue)."""
-        return path.resolve().relative_to(base if base is not None else self._rel_base()).as_posix()
+    def _rel(self, path: Path) -> str:
+        """``path`` relative to the working copy. An issue file (a plain name directly in the
+        tracker folder, never a link: ``_path`` and the listing refuse those) is joined under the
+        folder resolved once; anything else is resolved itself."""
+        under = self._resolved()[2]
+        if under is not None and path.parent == self.root and path.name not in ("", ".", ".."):
+            return path.name if under == "." else f"{under}/{path.name}"
+        return path.resolve().relative_to(self._resolved()[1]).as_posix()
 
-    def url_for(self, issue_id: str, path: Path, base: Path | None = None) -> str:
-        rel = self._rel(path, base)
+    def _issue_url(self, issue_id: str, name: str) -> str:
+        """The URL of the issue file ``name`` in the tracker folder (listed, or checked by ``_path``)."""
+        under = self._resolved()[2]
+        if under is None:
+            return self.url_for(issue_id, self.root / name)
+        return self._url(issue_id, name if under == "." else f"{under}/{name}")
+
+    def url_for(self, issue_id: str, path: Path) -> str:
+        return self._url(issue_id, self._rel(path))
+
+    def _url(self, issue_id: str, rel: str) -> str:
         if self.url_template:
             return self.url_template.replace("{id}", issue_id).replace("{path}", rel)
         return rel
@@ -150,15 +175,21 @@ class LocalFilesTracker(Tracker):
         return d.format_id(int(m.group(1)))
 
     def _path(self, canonical: str) -> Path:
-        path = self.root / (canonical + fmt.ISSUE_SUFFIX)
-        # belt and braces: the name cannot carry a separator, but the file may be a symlink
+        name = canonical + fmt.ISSUE_SUFFIX
+        # The file must be a plain name directly in the tracker folder and not a link: then it
+        # is in the folder whatever the folder resolves to, with no walk of the path (the
+        # tracker's real folder is resolved once, for URLs). The name cannot carry a separator
+        # (canonical_id), but this is checked here too, where the path is made.
+        if os.sep in name or (os.altsep and os.altsep in name) or name in (".", "..") or "\x00" in name:
+            raise Refused(f"{canonical}: resolves outside the tracker folder")
+        path = self.root / name
         if path.is_symlink():
             raise Refused(f"{canonical}: the issue file is a symlink; refused so no ID can leave the tracker")
-        if path.resolve().parent != self.root.resolve():
-            raise Refused(f"{canonical}: resolves outside the tracker folder")
         return path
 
-    def _read(self, issue_id: str) -> tuple[str, Path, fmt.IssueFile]:
+    def _read(self, issue_id: str, reuse: bool = False) -> tuple[str, Path, fmt.IssueFile]:
+        """``reuse``: take the front matter the last listing parsed when the file's front
+        matter is still that very text (a read, never a write's read)."""
         canonical = self.canonical_id(issue_id)
         path = self._path(canonical)
         try:
@@ -171,7 +202,8 @@ class LocalFilesTracker(Tracker):
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise MalformedIssue(path.name, f"not UTF-8 ({exc.reason} at byte {exc.start})") from exc
-        issue = fmt.parse_issue(text, path.name)
+        known = self._fresh_meta.pop(path.name, None) if reuse else None
+        issue = fmt.parse_issue(text, path.name, known)
         if issue.meta["id"] != canonical:
             raise MalformedIssue(path.name, f"front matter id is {issue.meta['id']!r}, the file name says {canonical}")
         return canonical, path, issue
@@ -310,11 +342,12 @@ class LocalFilesTracker(Tracker):
 
     # ---- reads --------------------------------------------------------------------------
     def _do_view(self, issue_id: str, comments: bool) -> IssueView:
-        canonical, path, issue = self._read(issue_id)
+        canonical, path, issue = self._read(issue_id, reuse=True)
         m = issue.meta
         out_comments = None
+        url = self._issue_url(canonical, path.name)
         if comments:
-            base = self.url_for(canonical, path)
+            base = url
             out_comments = order_comments([
                 comment_json(id=str(c.id), kind="rollup" if c.kind == "rollup" else "comment", author=c.author,
                              created=c.created, updated=c.updated, body=c.text, url=f"{base}#comment-{c.id}")
@@ -323,13 +356,17 @@ class LocalFilesTracker(Tracker):
         return issue_json(id=canonical, title=m["title"], state=m["state"], labels=m["labels"],
                           assignees=m["assignees"], milestone=m["milestone"], author=m["author"],
                           created=m["created"], updated=m["updated"], body=issue.body,
-                          url=self.url_for(canonical, path), comments=out_comments)
+                          url=url, comments=out_comments)
 
     def _do_list(self, state: str, labels: list[str], words: list[str], limit: int | None) -> ListResult:
         pattern = self._issue_name_re()
         wc = self.working_copy()
-        cache = localindex.index_path(wc.meta_dir if wc else None, self.root.resolve())
-        found, problems = localindex.scan(self.root, lambda name: pattern.match(name) is not None, cache)
+        cache = localindex.index_path(wc.meta_dir if wc else None, self._resolved()[0])
+        parsed: dict[str, tuple[str, dict]] = {}
+        found, problems = localindex.scan(self.root, lambda name: pattern.match(name) is not None, cache, parsed)
+        # the front matter parsed here is not parsed again when these files are viewed next
+        # (a first sync lists, then views each); replaced by each listing
+        self._fresh_meta = parsed
         rows = []
         for name, s in found:
             if state != "all" and s["state"] != state:
@@ -346,15 +383,14 @@ class LocalFilesTracker(Tracker):
         rows.sort(key=lambda r: (r[1]["updated"] or "", r[1]["id"]), reverse=True)
         if limit:
             rows = rows[:limit]
-        base = self._rel_base()
         items = [summary_json(id=s["id"], title=s["title"], state=s["state"], labels=s["labels"],
-                              updated=s["updated"], url=self.url_for(s["id"], self.root / n, base)) for n, s in rows]
+                              updated=s["updated"], url=self._issue_url(s["id"], n)) for n, s in rows]
         return ListResult(items, problems)
 
     def _do_labels(self) -> list[str]:
         pattern = self._issue_name_re()
         wc = self.working_copy()
-        cache = localindex.index_path(wc.meta_dir if wc else None, self.root.resolve())
+        cache = localindex.index_path(wc.meta_dir if wc else None, self._resolved()[0])
         found, _problems = localindex.scan(self.root, lambda name: pattern.match(name) is not None, cache)
         return [label for _, s in found for label in s["labels"]]
 

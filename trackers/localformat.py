@@ -57,9 +57,15 @@ def read_tracker_file(path: Any) -> bytes:
             raise OSError(errno.ELOOP, "is a symbolic link (never followed in a tracker)") from exc
         raise
     with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
             raise OSError(errno.EINVAL, "is not a regular file")
-        data = handle.read(MAX_FILE_BYTES + 1)
+        # as much as the file holds, plus one byte: a read of the bound itself would set up a
+        # 16 MB buffer for each file (4x the cost of a 1 KB issue file's read; a sync reads 10,000)
+        want = min(info.st_size, MAX_FILE_BYTES) + 1
+        data = handle.read(want)
+        if len(data) == want <= MAX_FILE_BYTES:  # it grew since: the rest, up to the bound
+            data += handle.read(MAX_FILE_BYTES + 1 - len(data))
     if len(data) > MAX_FILE_BYTES:
         raise OSError(errno.EFBIG, f"is larger than {MAX_FILE_BYTES:,} bytes")
     return data
@@ -154,6 +160,22 @@ def split_front_matter(text: str, where: str) -> tuple[str, str]:
     return text[start:m.start()], text[end:]
 
 
+def _json_value(text: str) -> Any:
+    """``json.loads(text)``, with the shapes the format writes most taken without the decoder
+    (a sync's first read parses 10,000 front matters of eleven values each): ``null``, ``[]``
+    and a string with no escape, no quote and no control character, which JSON reads as its
+    very characters. Anything else goes to json.loads (and its ValueError)."""
+    if text == "null":
+        return None
+    if text == "[]":
+        return []
+    if len(text) >= 2 and text[0] == '"' and text[-1] == '"':
+        inner = text[1:-1]
+        if '"' not in inner and "\\" not in inner and inner.isprintable():
+            return inner
+    return json.loads(text)
+
+
 def parse_front_matter(fm: str, where: str) -> dict[str, Any]:
     meta: dict[str, Any] = {}
     fast = True
@@ -166,7 +188,7 @@ def parse_front_matter(fm: str, where: str) -> dict[str, Any]:
             fast = False
             break
         try:
-            meta[m.group(1)] = json.loads(m.group(2))
+            meta[m.group(1)] = _json_value(m.group(2))
         except ValueError:
             fast = False
             break
@@ -217,10 +239,16 @@ def check_meta(meta: dict[str, Any], where: str) -> dict[str, Any]:
 
 # -- whole files -----------------------------------------------------------------------
 
-def parse_issue(text: str, where: str) -> IssueFile:
-    """Raises MalformedIssue naming the file and what is wrong with it."""
+def parse_issue(text: str, where: str, known: tuple[str, dict[str, Any]] | None = None) -> IssueFile:
+    """Raises MalformedIssue naming the file and what is wrong with it.
+
+    ``known``: (front matter text, what :func:`parse_front_matter` made of it), used (a copy)
+    when this file's front matter is exactly that text, instead of parsing it again."""
     fm, rest = split_front_matter(text, where)
-    meta = parse_front_matter(fm, where)
+    if known is not None and known[0] == fm:
+        meta = {k: list(v) if isinstance(v, list) else v for k, v in known[1].items()}
+    else:
+        meta = parse_front_matter(fm, where)
     lines = rest.split("\n")
     headers: list[tuple[int, dict]] = []
     for i, line in enumerate(lines):

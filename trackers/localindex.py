@@ -66,10 +66,13 @@ def summarize(meta: dict[str, Any]) -> dict[str, Any]:
     return {k: meta.get(k) for k in _SUMMARY_KEYS}
 
 
-def scan(root: Path, is_issue_name, cache: Path | None) -> tuple[list[tuple[str, dict]], list[str]]:
+def scan(root: Path, is_issue_name, cache: Path | None,
+         parsed: dict[str, tuple[str, dict]] | None = None) -> tuple[list[tuple[str, dict]], list[str]]:
     """([(file name, summary)], [problem per malformed file]) for every issue file under ``root``.
 
-    ``is_issue_name(name)`` selects issue files (``PREFIX-NNNN.md``).
+    ``is_issue_name(name)`` selects issue files (``PREFIX-NNNN.md``). ``parsed``, when given,
+    receives ``{file name: (front matter text, parsed front matter)}`` of each file parsed here
+    (not found in the index), so a read of the whole file right after need not parse it again.
     """
     old = _load(cache)
     new: dict[str, list] = {}
@@ -98,6 +101,8 @@ def scan(root: Path, is_issue_name, cache: Path | None) -> tuple[list[tuple[str,
                 fm, _ = fmt.split_front_matter(text, entry.name)
                 meta = fmt.parse_front_matter(fm, entry.name)
                 new[entry.name] = key + [summarize(meta), None]
+                if parsed is not None:
+                    parsed[entry.name] = (fm, meta)
             except UnicodeDecodeError as exc:
                 new[entry.name] = key + [None, f"{entry.name}: not UTF-8 ({exc.reason} at byte {exc.start})"]
             except MalformedIssue as exc:

@@ -27,9 +27,9 @@ at the bottom. Appending and amending change only the bytes they mean to change.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from mailtriage.core.lazy_re import lazy
+from mailtriage.core.lean_dataclass import frozen_dataclass
 from mailtriage.trackers.errors import TrackerError
 
 MARKER = "<!-- status rollup v1 -->"
@@ -59,7 +59,7 @@ class BadEntryBody(RollupError):
     """An entry body contains a line that would read as a rollup summary (exit 2)."""
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Entry:
     date: str  # YYYY-MM-DD
     user: str  # without the @
@@ -72,7 +72,7 @@ class Entry:
                 f"{body}{nl}{nl}</details>")
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class ParsedEntry:
     entry: Entry
     start: int  # line index of the summary line

@@ -14,11 +14,11 @@ import re
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 from mailtriage.core.lazy_re import lazy
+from mailtriage.core.lean_dataclass import frozen_dataclass
 from mailtriage.trackers.contract import BackendError
 from mailtriage.trackers.values import PendingChange, UnpushedCommit
 
@@ -30,7 +30,7 @@ _GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": "", "L
             "GIT_LITERAL_PATHSPECS": "1", "GIT_OPTIONAL_LOCKS": "0"}
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class WorkingCopy:
     kind: str  # "git" | "svn"
     root: Path  # top of the working copy

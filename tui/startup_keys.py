@@ -73,7 +73,7 @@ class StartupKeys:
 
     def start_listing_answered(self) -> None:
         """The main screen's listing shows rows, or has answered with none, or failed: keys
-        held for its rows act now (the listing controller calls it)."""
+        held for its rows act now (the Listing component calls it)."""
         self.start_rows_awaited = False
         if self._held_keys is not None:
             self.release_keys()

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from mailtriage.core.errors import ConfigError
+from mailtriage.core.lean_dataclass import frozen_dataclass
 from mailtriage.core.paths import check_private_dir
 from mailtriage.core.safe_names import SavedFile, numbered, safe_name, save_bytes
 from mailtriage.application.flows.proposals import BlockedBy, Field, Proposal, Write, WriteKind
@@ -28,7 +28,7 @@ from mailtriage.application.flows.proposals import BlockedBy, Field, Proposal, W
 _TRUNCATED = re.compile(r"\btruncated at ([0-9][0-9,]*) bytes\b")
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class AttachmentItem:
     """One attachment of a read thread: which message, which part, and what the sender says it is."""
 
@@ -123,7 +123,7 @@ def planned_names(folder: str | os.PathLike, items: Iterable[AttachmentItem],
     return planned
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class SavedAttachment:
     """What one confirmed write put on disk, with the attachment it came from."""
 

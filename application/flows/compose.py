@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import mimetypes
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from email.utils import getaddresses
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ from mailtriage.application.flows.text import one_line, plain_lines
 from mailtriage.application.flows.errors import UsageError
 from mailtriage.application.flows.security_thread import OutgoingRule, Verdict
 from mailtriage.application.flows.templates import identity
+from mailtriage.core.lean_dataclass import frozen_dataclass
 
 RECEIPT, REPLY, REPLY_ALL, FORWARD, NEW = "receipt", "reply", "reply_all", "forward", "new"
 #: A reply to the mailing list only (mutt's list-reply, ``L``): asked for by this kind, its
@@ -54,7 +55,7 @@ EDITOR_HEADERS = ("To", "Cc", "Subject", "Attach")
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class ComposeForm:
     """What a person edits before a proposal is made. ``attach`` holds host paths, read
     when the write is confirmed; ``forward_as`` is inline or attachment (forwards)."""
@@ -420,7 +421,7 @@ def propose_personal(mailbox, form: ComposeForm, *, account_id: str, access: str
     return proposal
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class ComposeRoute:
     """Where a compose on one row goes: the project's draft on ``thread`` (security CC), the
     personal account ``account_id`` (``message_id``: the message answered; None for new

@@ -26,7 +26,6 @@ from __future__ import annotations
 import hashlib
 import re
 import time
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable, Literal, TypedDict
 
@@ -34,6 +33,7 @@ from mailtriage.backends.contract import MailSource, Op, ThreadId
 from mailtriage.backends.errors import NoBackendAvailable
 from mailtriage.backends.registry import Dispatch, SourceSet
 from mailtriage.core.lazy_re import lazy
+from mailtriage.core.lean_dataclass import frozen_dataclass
 from mailtriage.trackers import rollup as rollupmod
 from mailtriage.trackers.contract import NotFound, Tracker
 from mailtriage.trackers.errors import BackendError, MalformedIssue, Refused
@@ -114,7 +114,7 @@ def parse_iso(text: str) -> datetime | None:
 
 # -- the rollup ------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class RollupState:
     """What the status rollup of an issue says (entries oldest first)."""
 

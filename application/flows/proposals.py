@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from mailtriage.core.inert import terminal_line, terminal_text
+from mailtriage.core.lean_dataclass import frozen_dataclass
 
 
 class WriteKind(str, enum.Enum):
@@ -57,7 +58,7 @@ class BlockedBy(str, enum.Enum):
     UNPUSHED_COMMITS = "unpushed_commits"  # a claim's push would publish commits of the user's it never showed
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Blocked:
     """Why nothing of a proposal may be written: the reason a front end branches on, and the
     sentence a person reads (``str()`` of it)."""
@@ -69,7 +70,7 @@ class Blocked:
         return self.text
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Field:
     """One labelled value shown in the confirmation (``marker`` e.g. "security CC")."""
 

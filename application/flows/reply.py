@@ -33,6 +33,7 @@ from mailtriage.application.flows.text import spoof_warning
 from mailtriage.application.flows.compose import default_reply_kind
 from mailtriage.application.flows.templates import identity
 from mailtriage.application.flows.open_project import OpenProject
+from mailtriage.core.lean_dataclass import frozen_dataclass
 
 ALREADY_REPLIED = "we already replied; the ball is in the reporter's court"
 
@@ -393,7 +394,7 @@ def drafts_place(backend: object, name: str) -> str:
     return f"the drafts of mail source “{name}”"
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class PendingDrafts:
     """The drafts already pending on a thread (each blocks a new reply draft at its proposal,
     :func:`propose_reply`) and where they are, in the words of :func:`drafts_place`."""

@@ -11,12 +11,12 @@ draft with the security CC, or not at all (:class:`Verdict.refused` says why).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from email.utils import getaddresses
 from typing import Callable, Iterable
 
 from mailtriage.backends.contract import Message, Thread
 from mailtriage.backends.security_cc import FALLBACK_KEY, LIST_KEY, configured_address, resolve_security_cc
+from mailtriage.core.lean_dataclass import frozen_dataclass
 from mailtriage.core.projectconfig import ConfigError
 from mailtriage.application.flows.errors import ApplicationError
 from mailtriage.application.flows.text import one_line
@@ -33,7 +33,7 @@ class ThreadCheckFailed(ApplicationError):
     connection lost): the rule cannot clear the message, so nothing is composed."""
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Verdict:
     """What the rule says about answering one message.
 
@@ -170,6 +170,12 @@ class OutgoingRule:
     def __init__(self, project: OpenProject) -> None:
         self.project = project
         self.addresses = project_addresses(project.config)
+
+    def asks_no_source(self, message: Message) -> bool:
+        """Whether :meth:`judge` decides on ``message`` from the message alone: not written to a
+        project address and answering no earlier message (the account's own mail; judge's
+        first case). No project source is asked for it, so it may be judged at any moment."""
+        return addressed_to(message, self.addresses) is None and not (message.references or message.in_reply_to)
 
     def judge(self, message: Message) -> Verdict:
         archived: list[Thread] = []  # the threads the list's own archive served

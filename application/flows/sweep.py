@@ -49,6 +49,7 @@ from mailtriage.backends.errors import MailError, Unavailable
 from mailtriage.backends.mailbox_contract import MailQuery
 from mailtriage.backends.mbox import MboxSource
 from mailtriage.backends.mime import parse_message
+from mailtriage.core.lean_dataclass import frozen_dataclass
 from mailtriage.core.projectconfig import ConfigError
 from mailtriage.application.flows.errors import ApplicationError
 from mailtriage.application.flows.linking import iso_utc
@@ -74,7 +75,7 @@ class SourceError(ApplicationError, ValueError):
     """``--source`` cannot be understood (a usage error)."""
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class MailboxLocation:
     """``--source ACCOUNT[/FOLDER][?text=…&from=…]``: a folder of an IMAP account, with an
     optional query."""
@@ -92,7 +93,7 @@ class MailboxLocation:
         return ImapReader(self, settings)
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class ArchiveLocation:
     """``--source mbox:PATH`` or ``maildir:PATH``: an archive on disk."""
 
@@ -151,7 +152,7 @@ def _second(when: datetime) -> datetime:
     return when.replace(microsecond=0)
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class SweepCursor:
     """Where a sweep starts: every message received at or after ``at``; with ``after`` (a
     resume cursor) only those received after ``at``'s second, or in it with a Message-ID
@@ -491,7 +492,7 @@ def run_sweep(reader: Reader, *, entry: str, cursor: datetime | SweepCursor, sou
     return result
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class SweepRequest:
     """A checked sweep request (see :meth:`SweepFlow.request`)."""
 

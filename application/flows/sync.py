@@ -43,6 +43,7 @@ from mailtriage.backends.errors import MailError
 from mailtriage.backends.registry import SourceSet
 from mailtriage.core import private_files, settings
 from mailtriage.core.errors import ConfigError
+from mailtriage.core.lean_dataclass import frozen_dataclass
 from mailtriage.core.paths import private_dir
 from mailtriage.trackers.contract import CLOSE_REASONS, EditRequest, Tracker, TrackerError, summary_json
 from mailtriage.trackers.fields import get_field
@@ -300,7 +301,7 @@ def _undated_if_nothing_new(heads: Iterable, facts: "_Facts") -> int | None:
     return undated
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class _Facts:
     """What sync needs of an issue file: its thread link and what its status rollup says."""
 

@@ -11,7 +11,6 @@ formatted once, values are never formatted again).
 from __future__ import annotations
 
 import string
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from mailtriage.backends.security_cc import resolve_security_cc
 from mailtriage.core import settings
 from mailtriage.application.flows.errors import ApplicationError
 from mailtriage.application.flows.text import one_line, plain_lines
+from mailtriage.core.lean_dataclass import frozen_dataclass
 
 # One line per paragraph: the values (a subject, an address) have any length, so a break
 # fixed in the template would fall anywhere in the filled text; the editor and the mail
@@ -40,7 +40,7 @@ class _KeepUnknown(dict):
         return "{" + key + "}"
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Rendered:
     text: str
     note: str | None = None  # why the project's template was not used
@@ -51,7 +51,7 @@ UNNAMED_SENDER = "The security team"
 SIGNATURE_LIMIT = 2000
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Identity:
     """Who writes our drafts: the configured display name (``From:`` and ``{sender_name}``)
     and the signature. Both come from settings, never from the operating system."""

@@ -30,11 +30,11 @@ An IMAP account can sign in with Google too (Gmail over IMAP with XOAUTH2): give
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
 from mailtriage.backends.account_table import ACCESS_LEVELS, AccessLevels, AccountTable
+from mailtriage.core.lean_dataclass import frozen_dataclass
 from mailtriage.core.projectconfig import ConfigError
 from mailtriage.core.settings import load_settings
 
@@ -61,7 +61,7 @@ def client_secret_key(account_id: str) -> str:
     return f"google-client-secret:{account_id}"
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class GoogleAccount(AccessLevels):
     id: str
     client_id: str

@@ -31,7 +31,6 @@ import secrets
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping
 from urllib.parse import urlsplit
 
@@ -40,6 +39,7 @@ from mailtriage.backends.gmail.account import GoogleAccount
 from mailtriage.backends.gmail.auth import GoogleSignIn
 from mailtriage.backends.oauth_http import make_client
 from mailtriage.core.http import HttpClient, HttpError, RetryPolicy, retry_after_seconds
+from mailtriage.core.lean_dataclass import frozen_dataclass
 from mailtriage.core.trace import OPLOG, TRACE
 
 USER = "/gmail/v1/users/me"
@@ -55,7 +55,7 @@ _BACK_OFF_REASONS = {"rateLimitExceeded", "userRateLimitExceeded"}  # 403s worth
 FETCH_CONCURRENCY = 6
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Backoff:
     """Truncated exponential backoff with jitter: wait ``base * 2**n`` plus up to ``base``
     at random, at most ``cap`` a wait, and give up once ``deadline`` seconds have passed."""
@@ -311,7 +311,7 @@ def deleted_note(count: int) -> str:
             f"and the read; left out")
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class _Payload:
     body: Any  # sent as JSON when content is None
     content: bytes | None

@@ -40,11 +40,12 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
 from mailtriage.backends.account_table import ACCESS_LEVELS, AccessLevels, AccountTable
+from mailtriage.core.lean_dataclass import frozen_dataclass
 from mailtriage.core.paths import user_allows_caches
 from mailtriage.core.origins import is_loopback
 from mailtriage.core.projectconfig import ConfigError
@@ -71,7 +72,7 @@ def token_key(account_id: str) -> str:
     return f"imap-token:{account_id}"
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class SmtpSettings:
     host: str
     port: int
@@ -79,7 +80,7 @@ class SmtpSettings:
     username: str
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class ImapAccount(AccessLevels):
     id: str
     host: str

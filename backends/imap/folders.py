@@ -9,13 +9,13 @@ only with UIDPLUS, which lets us expunge exactly the UIDs we marked.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from imapclient.util import to_unicode
 
 from mailtriage.backends.errors import BackendFailure, NotSupported
 from mailtriage.backends.mailbox_contract import InvalidQuery, MailFolder
 from mailtriage.backends.imap import protocol
+from mailtriage.core.lean_dataclass import frozen_dataclass
 
 _SPECIAL_USE = {"\\drafts": "drafts", "\\sent": "sent", "\\trash": "trash", "\\junk": "junk", "\\archive": "archive"}
 _WELL_KNOWN = {
@@ -27,7 +27,7 @@ _WELL_KNOWN = {
 }
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class FolderInfo:
     name: str
     delimiter: str | None

@@ -14,15 +14,15 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from dataclasses import dataclass
 
 from mailtriage.backends.mailbox_contract import ForeignMessageId, StaleMessageId
+from mailtriage.core.lean_dataclass import frozen_dataclass
 
 PROVIDER = "imap"
 _DECIMAL = re.compile(r"^[1-9][0-9]{0,19}$")
 
 
-@dataclass(frozen=True, order=True)
+@frozen_dataclass(order=True)
 class MessageRef:
     account_id: str
     folder: str

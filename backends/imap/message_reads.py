@@ -10,7 +10,6 @@ then keeps exactly the messages whose thread root is that ID.
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Iterable, Iterator
 
@@ -22,6 +21,7 @@ from mailtriage.backends.mime_headers import SYNTHETIC_DOMAIN
 from mailtriage.backends.imap.ids import MessageRef
 from mailtriage.backends.mailbox_contract import MailAttachment, MailHeader, MailMessage, MailThread, StaleMessageId
 from mailtriage.backends.thread_reconstruction import ThreadRecord, thread_records
+from mailtriage.core.lean_dataclass import frozen_dataclass
 
 if TYPE_CHECKING:
     from mailtriage.backends.imap.listed import ListedThreads, SentRows
@@ -30,7 +30,7 @@ FULL_ITEMS = [*HEADER_ITEMS, "BODY.PEEK[]"]
 FULL_CHUNK = 50  # whole messages per FETCH: bounded memory per round trip
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class FullMessage:
     header: MailHeader
     raw: bytes

@@ -20,7 +20,6 @@ import select
 import socket
 import threading
 import time
-from dataclasses import dataclass
 
 from mailtriage.backends.errors import BackendFailure
 from mailtriage.backends.imap import protocol
@@ -28,6 +27,7 @@ from mailtriage.backends.imap.connection import FolderState
 from mailtriage.backends.imap.message_reads import fetch_full
 from mailtriage.backends.imap.query import fetch_headers
 from mailtriage.backends.mailbox_contract import PollResult
+from mailtriage.core.lean_dataclass import frozen_dataclass
 
 _CURSOR = re.compile(r"^imap:([1-9][0-9]*):([0-9]+)$")
 MAX_PER_POLL = 500
@@ -81,7 +81,7 @@ def poll(mb, cursor: str | None) -> PollResult:
     return PollResult(f"imap:{state.uidvalidity}:{new[-1]}", ordered, baseline=False)
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class NewMail:
     """What one read of a folder after a cursor gave: whole messages, or a silent baseline."""
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from dataclasses import dataclass
 from email.message import EmailMessage
 from typing import Sequence
 
@@ -37,6 +36,7 @@ from mailtriage.backends.mailbox_contract import Compose, MailMessage
 from mailtriage.backends.outgoing import Outgoing, SendNotConfirmed, as_bytes, compose_message  # noqa: F401
 from mailtriage.backends.send_policy import SendRefused, check_send
 from mailtriage.backends.send_ledger import SendLedger
+from mailtriage.core.lean_dataclass import frozen_dataclass
 from mailtriage.core.secrets import SecretUnavailable
 from mailtriage.core.trace import TRACE
 
@@ -92,7 +92,7 @@ class _TracedSMTP(aiosmtplib.SMTP):
         return await super().data(message, timeout=timeout)
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class SmtpEndpoint:
     """One SMTP server as a send needs it. ``name`` names the sender in errors and the
     trace channel (``smtp:<name>``); no ``password`` means no AUTH."""

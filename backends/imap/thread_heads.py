@@ -15,7 +15,6 @@ messages. Any other thread is left out: the caller reads it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Iterable, Sequence
 
@@ -23,9 +22,10 @@ from mailtriage.backends.contract import MESSAGE_ID_KIND, ThreadId
 from mailtriage.backends.imap import message_reads, recent
 from mailtriage.backends.imap import summary_cache as sc
 from mailtriage.backends.imap.listed import ListedThreads, SentRows
+from mailtriage.core.lean_dataclass import frozen_dataclass
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class ThreadHead:
     """One message of a thread as a sync compares it with the rollup."""
 

@@ -25,11 +25,11 @@ An IMAP account (Outlook over IMAP with XOAUTH2) names ``oauth = "microsoft"``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
 from mailtriage.backends.account_table import ACCESS_LEVELS, AccessLevels, AccountTable
+from mailtriage.core.lean_dataclass import frozen_dataclass
 from mailtriage.core.projectconfig import ConfigError
 from mailtriage.core.settings import load_settings
 
@@ -44,7 +44,7 @@ def cache_key(account_id: str) -> str:
     return f"msal-cache:{account_id}"
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class MicrosoftAccount(AccessLevels):
     id: str
     client_id: str

@@ -41,7 +41,6 @@ import random
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from mailtriage.backends.errors import BackendFailure, SignInNeeded, Unavailable
@@ -49,6 +48,7 @@ from mailtriage.backends.microsoft.account import MicrosoftAccount
 from mailtriage.backends.microsoft.auth import MicrosoftSignIn
 from mailtriage.backends.oauth_http import make_client
 from mailtriage.core.http import HttpClient, HttpError, RetryPolicy, retry_after_seconds
+from mailtriage.core.lean_dataclass import frozen_dataclass
 from mailtriage.core.trace import OPLOG, TRACE
 
 IMMUTABLE = 'IdType="ImmutableId"'
@@ -60,7 +60,7 @@ BATCH_LIMIT = 20  # JSON batching: at most 20 requests a $batch
 MAILBOX_CONCURRENCY = 4  # Outlook: 4 concurrent requests per app and mailbox
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Backoff:
     """Truncated exponential backoff with jitter: ``base * 2**n`` plus up to ``base`` at
     random, at most ``cap`` a wait, and no wait that would end past ``deadline`` seconds

@@ -40,6 +40,9 @@ from urllib.parse import parse_qs, urlencode
 from tests.archives.fakehttp import FakeHttpServer, Reply, Request
 
 TENANT = "contoso-tenant"
+#: How long a $batch waits for the overlap a test asked for (batch_overlap): never reached when the
+#: client sends batches at once; a client that sends them one by one is answered after it and fails.
+OVERLAP_BOUND = 30.0
 WELL_KNOWN = {"inbox": "Inbox", "drafts": "Drafts", "sentitems": "Sent Items", "deleteditems": "Deleted Items",
               "junkemail": "Junk Email", "archive": "Archive"}
 RESERVED = {"openid", "profile", "offline_access", "email"}
@@ -134,6 +137,11 @@ class MicrosoftEmulator:
         self.max_in_flight = 0
         self.over_concurrency = 0  # requests refused for going over the limit
         self.graph_delay = 0.0  # seconds Graph spends on each request (outside the lock)
+        #: A $batch is answered only once this many Graph requests came at once (in flight or refused; at most
+        #: OVERLAP_BOUND s): a test of overlapping batches gets its overlap on a loaded machine too,
+        #: where a fixed graph_delay let the client's threads start one after another.
+        self.batch_overlap = 0
+        self.overlapped = threading.Condition(self.lock)
         self.batched_requests: list[Request] = []  # the requests inside $batch calls
         self.delete_after_listing: set[str] = set()  # deleted by "another client" once a listing named them
         self.form_posts: list[dict] = []  # answers sent as form_post pages (what the browser will POST)
@@ -305,9 +313,14 @@ class MicrosoftEmulator:
                 self.graph_requests.append(request)
                 if self.in_flight >= self.concurrency_limit:
                     self.over_concurrency += 1
+                    self.overlapped.notify_all()
                     return _concurrency_error()
                 self.in_flight += 1
                 self.max_in_flight = max(self.max_in_flight, self.in_flight)
+                self.overlapped.notify_all()
+                if path == "/v1.0/$batch" and self.batch_overlap:  # a refused request came at once too
+                    self.overlapped.wait_for(lambda: self.max_in_flight + self.over_concurrency >= self.batch_overlap,
+                                             OVERLAP_BOUND)
             try:
                 if self.graph_delay:
                     time.sleep(self.graph_delay)  # Graph's own time per request, outside the lock

@@ -165,6 +165,7 @@ def test_a_long_thread_is_read_in_batches_of_20_within_4_concurrent_requests(mic
 
     conversation = long_conversation(microsoft_emulator, 95)
     microsoft_emulator.graph_delay = 0.05  # Graph's time per request, so batches overlap
+    microsoft_emulator.batch_overlap = 2  # the first batch answered once a second is in flight (at load too)
     source = GraphSource("m365", {}, account=graph_account)
     microsoft_emulator.graph_requests.clear()
     thread = source.read_thread(ThreadId("graph", conversation))
@@ -205,6 +206,7 @@ def test_a_thread_read_past_the_mailbox_concurrency_backs_off_and_completes(micr
     conversation = long_conversation(microsoft_emulator, 60)
     microsoft_emulator.concurrency_limit = 1  # a mailbox already busy with other clients
     microsoft_emulator.graph_delay = 0.05
+    microsoft_emulator.batch_overlap = 2  # the first batch answered once a second came (refused), at load too
     api = GraphApi(graph_account, sleep=waits.append, rng=random.Random(7))
     source = GraphSource("m365", {}, mailbox=GraphMailbox(graph_account, api=api))
     thread = source.read_thread(ThreadId("graph", conversation))

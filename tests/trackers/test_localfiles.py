@@ -148,6 +148,39 @@ def test_symlinked_issue_files_are_refused(git_env, tmp_path):
         git_env.tracker.view("SEC-0003/../../outside")
 
 
+def test_a_tracker_folder_reached_through_a_link_keeps_its_urls_and_its_guards(git_env, tmp_path):
+    """The folder is resolved once (not each file): URLs stay relative to its real place and an
+    issue-named link is still refused, also one that points at another issue of the folder."""
+    from mailtriage.trackers.localfiles import LocalFilesTracker
+
+    made = git_env.tracker.create("Through a link", BODY, [])
+    linked = git_env.wc / "linked-tracker"
+    linked.symlink_to(tracker_dir(git_env), target_is_directory=True)
+    t = LocalFilesTracker(linked)
+    assert t.view(made["id"], comments=True)["url"] == "security-tracker/SEC-0001.md"
+    assert [i["url"] for i in t.list().items] == ["security-tracker/SEC-0001.md"]
+    os.symlink("SEC-0001.md", tracker_dir(git_env) / "SEC-0002.md")
+    os.symlink(tmp_path / "outside.md", tracker_dir(git_env) / "SEC-0003.md")
+    for issue_id in ("2", "3", "SEC-0003/../SEC-0001"):
+        with pytest.raises(Refused):
+            t.view(issue_id)
+
+
+def test_a_view_after_a_listing_reads_the_file_as_it_is_now(git_env):
+    """A listing's parse of the front matter is reused by the next view only while the file
+    still has that front matter."""
+    made = git_env.tracker.create("Listed title", BODY, [])
+    t = git_env.reopen()
+    assert t.list().items[0]["title"] == "Listed title"
+    path = tracker_dir(git_env) / "SEC-0001.md"
+    path.write_text(path.read_text().replace('"Listed title"', '"Edited after the listing"'))
+    assert t.view(made["id"])["title"] == "Edited after the listing"
+    assert t.list().items[0]["title"] == "Edited after the listing"
+    path.write_text(path.read_text().replace("1.2.3", "4.5.6"))
+    view = t.view(made["id"])
+    assert view["title"] == "Edited after the listing" and "4.5.6" in view["body"]
+
+
 def test_index_follows_edits_made_outside_mailtriage(git_env):
     t = git_env.tracker
     made = t.create("Before", BODY, [])

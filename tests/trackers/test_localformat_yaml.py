@@ -4,6 +4,7 @@ descriptor reader reads what PyYAML reads or declines (trackers/localformat.py).
 from __future__ import annotations
 
 import datetime
+import json
 
 import pytest
 import yaml
@@ -106,3 +107,18 @@ def test_the_plain_reader_never_reads_a_document_otherwise_than_pyyaml(lines):
     plain = fmt._simple_mapping(text)
     if plain is not None:
         assert plain == yaml.load(text, Loader=yaml.SafeLoader)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(max_size=12).map(lambda t: f'"{t}"'), st.text(max_size=12),
+                 st.sampled_from(["null", "[]", '"a\\"b"', '"tab\there"', '"\u2028"', ' "x"', '"x" ', '"a"b"'])))
+def test_a_front_matter_value_reads_as_json_reads_it(text):
+    """The written shapes taken without the JSON decoder (a first sync parses 10,000 front matters)."""
+    try:
+        want = json.loads(text)
+    except ValueError:
+        with pytest.raises(ValueError):
+            fmt._json_value(text)
+        return
+    got = fmt._json_value(text)
+    assert repr(got) == repr(want) and type(got) is type(want)  # (repr: NaN is a JSON value too)

@@ -152,3 +152,46 @@ def test_main_screen_redeclares_textuals_own_focused_reactive_but_for_its_repain
                 "_toggle_class")
     assert [getattr(ours, name) for name in declared] == [getattr(upstream, name) for name in declared], (
         "Screen.focused is declared otherwise now: update tui/screens/main.py")
+
+
+async def test_after_frame_runs_once_the_pending_frame_is_drawn_or_when_none_is_coming():
+    """Issue 35: the reply's dialog is made ready in the turn after the body's frame. Textual's
+    ``call_after_refresh`` can run before that frame (a widget's layout is still a message in the
+    queue); ``after_frame`` runs its callback once, after the next frame is drawn, and also when
+    no frame is coming (nothing pending once it looks)."""
+    from textual.widgets import Static
+
+    class Host(App):
+        def compose(self):
+            yield Static("before", id="text")
+
+    app = Host()
+    async with app.run_test(size=(40, 10)) as pilot:
+        await pilot.pause()
+        frames: list[object] = []
+        display = app._display
+
+        def drawn(screen, renderable) -> None:  # Textual's private hook, observed here only
+            if renderable is not None:
+                frames.append(renderable)
+            display(screen, renderable)
+        app._display = drawn
+        seen: list[int] = []
+        app.query_one("#text", Static).update("after")  # a frame (with its layout) is pending now
+        textual_private.after_frame(app.screen, lambda: seen.append(len(frames)))
+        for _ in range(200):
+            if seen:
+                break
+            await pilot.pause()
+        assert seen and seen[0] >= 1  # run after the frame that drew the change
+        more = len(frames)
+        for _ in range(20):
+            await pilot.pause()
+        assert len(seen) == 1  # once
+        idle: list[int] = []
+        textual_private.after_frame(app.screen, lambda: idle.append(len(frames)))  # nothing pending
+        for _ in range(200):
+            if idle:
+                break
+            await pilot.pause(0.02)
+        assert idle and idle[0] == more == len(frames)  # run without a frame drawn for it

@@ -112,7 +112,7 @@ FLOWS: dict[str, Flow] = {flow.name: flow for flow in (
 
 
 class ComposeView(Protocol):
-    """What the proposals ask of the compose controller: a composed reply refused comes back."""
+    """What the proposals ask of the Compose component: a composed reply refused comes back."""
 
     def compose_again_in_clear(self) -> None:
         """The last composed reply proposed again in clear (the user chose it)."""
@@ -129,7 +129,7 @@ class Proposals:
         #: The main screen: the service, its "reply" requests and workers (Esc cancels them),
         #: the reading pane's status, the failures' report, the components told after a write.
         self._screen = screen
-        #: The compose controller (a composed reply refused or drafted in clear) and what
+        #: The Compose component (a composed reply refused or drafted in clear) and what
         #: follows its write (the draft's status, a personal folder listed again).
         self.compose = compose
         self.after_compose = after_compose
@@ -139,7 +139,7 @@ class Proposals:
         self._screen.run_worker(partial(work, *args), name=work.__name__, group=group, exit_on_error=False,
                                 exclusive=exclusive, thread=True)
 
-    # -- intents from the panes (r, A, F, C: the compose controller), routed by the screen ---
+    # -- intents from the panes (r, A, F, C: the Compose component), routed by the screen ---
     def key_import_requested(self) -> None:
         """K in the reader: the key the open thread offers."""
         target = self._target(None)
@@ -196,7 +196,7 @@ class Proposals:
             screen.post_message(ProposalReady(request, proposal, flow.name))
 
     def ready(self, message: ProposalReady) -> None:
-        """A proposal built (by a flow here, the compose controller or the accounts): the dialog."""
+        """A proposal built (by a flow here, the Compose component or the accounts): the dialog."""
         if not self._screen.is_current("reply", message.request):
             return
         self._screen.reader.restore_status()
