@@ -68,6 +68,18 @@ def young_collections_rarer():
     gc.set_threshold(*before)
 
 
+@pytest.fixture
+def dialogs_made_on_the_key(monkeypatch):
+    """The app under test makes no dialog ready ahead (issue 35's ``DIALOGS_AHEAD_AFTER``, 0.3 s
+    after a list first shows: the dialogs' stylesheet parsed, every widget restyled, an empty
+    compose dialog mounted hidden): each dialog is made on its key, as when the key comes within
+    0.3 s of the list. Every TUI test has it unless it asks for ``dialogs_ahead``
+    (tests/tui/conftest.py says why); the Pilot and snapshot tests of tests/pgp take it too."""
+    from mailtriage.tui.controllers import reading
+
+    monkeypatch.setattr(reading, "DIALOGS_AHEAD_AFTER", None)
+
+
 @pytest.fixture(autouse=True)
 def _secrets_of_one_test_only():
     """A worker runs many tests in one process: a password one test stored ("nope") must not

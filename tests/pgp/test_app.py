@@ -33,7 +33,9 @@ from .conftest import (
 
 # The snapshot tests run their apps in plain functions, which tests/conftest.py does not give
 # the collector's raised threshold (it marks the ``async def`` tests): as tests/tui/conftest.py does.
-pytestmark = pytest.mark.usefixtures("young_collections_rarer")
+# The apps make each dialog on its key, not 0.3 s after the first list (tests/conftest.py's
+# ``dialogs_made_on_the_key``), as every TUI test's do.
+pytestmark = pytest.mark.usefixtures("young_collections_rarer", "dialogs_made_on_the_key")
 
 KEYS = Path(__file__).parent / "data" / "snapshot-keys.asc"
 TEAM_FPR = "2CE4498E05999AEE9F702027B96765B6BEC61B57"

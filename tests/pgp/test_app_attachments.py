@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from textual.widgets import Input
 
 from mailtriage.tui.dialogs.attachments import AttachmentsDialog
@@ -15,6 +16,9 @@ from tests.tui.helpers import make_app, screen_text, settle
 from .conftest import pgp_mime_encrypted
 from .test_app import RITA, RITA_FPR, _enc, fixed_home, project_with, with_headers, workdir  # noqa: F401 - fixtures
 from .test_attachments import POC, _inner_with_attachment
+
+# The apps make each dialog on its key, as every TUI test's do (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("dialogs_made_on_the_key")
 
 
 def _report(home) -> bytes:

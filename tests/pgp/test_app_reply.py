@@ -13,6 +13,9 @@ from tests.tui.helpers import make_app, reader_text, screen_text, settle, write_
 
 from .conftest import entity, gpg, pgp_mime_encrypted
 
+# The apps make each dialog on its key, as every TUI test's do (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("dialogs_made_on_the_key")
+
 LIST = "security@frob.example"
 SECRET = "The frob parser overflows on a 70000-byte header."
 

@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 from mailtriage.core.trace import OPLOG, TRACE
-from mailtriage.tui.controllers import reading
 
 
 @pytest.fixture
@@ -60,7 +59,7 @@ def user_data(tmp_path, monkeypatch) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def _dialogs_made_on_the_key(request, monkeypatch):
+def _dialogs_made_on_the_key(request):
     """The apps of the TUI tests do not make the dialogs ready ahead (issue 35's
     ``DIALOGS_AHEAD_AFTER``, 0.3 s after a list first shows: the dialogs' stylesheet parsed and
     every widget restyled, their widgets' default CSS, an empty compose dialog mounted hidden),
@@ -72,7 +71,7 @@ def _dialogs_made_on_the_key(request, monkeypatch):
     within 0.3 s; the dialogs made ahead are tested in test_dialogs_ahead.py (that they show
     as the one made on the key) and test_open_restyle.py (issue 36 §7)."""
     if "dialogs_ahead" not in request.fixturenames:
-        monkeypatch.setattr(reading, "DIALOGS_AHEAD_AFTER", None)
+        request.getfixturevalue("dialogs_made_on_the_key")  # tests/conftest.py
 
 
 @pytest.fixture

@@ -115,6 +115,25 @@ async def settle(pilot: Pilot) -> None:
     raise AssertionError("the app did not settle")
 
 
+async def back_to_the_list(pilot) -> None:
+    """Between two checks that share one app (issue 36 §7: an app started and settled is most of a
+    short Pilot test's CPU): every screen above the main one closed (Esc), the focus on the thread
+    list (3), its cursor where it was. Asserted, so the next check starts where it expects."""
+    from mailtriage.tui.panes.thread_list import ThreadList
+    from mailtriage.tui.screens.main import MainScreen
+
+    app = pilot.app
+    for _ in range(4):
+        if isinstance(app.screen, MainScreen):
+            break
+        await pilot.press("escape")
+        await settle(pilot)
+    assert isinstance(app.screen, MainScreen), app.screen
+    await pilot.press("3")
+    await settle(pilot)
+    assert isinstance(app.focused, ThreadList), app.focused
+
+
 def quit_on_pty(proc, master: int) -> None:
     """Quit the app running on the pseudo-terminal ``master`` (ctrl+q), wait for it (killed
     after 10 s), and close the terminal."""

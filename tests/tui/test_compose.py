@@ -18,7 +18,7 @@ from mailtriage.core.secrets import set_secret
 from mailtriage.tui.dialogs.compose import ComposeDialog
 from mailtriage.tui.dialogs.proposal import ProposalDialog
 from tests.servers.smtp import SmtpServer
-from tests.tui.helpers import make_app, mbox_project, screen_text, settle
+from tests.tui.helpers import back_to_the_list, make_app, mbox_project, screen_text, settle
 from mailtriage.tui.panes.folders import FolderList
 from mailtriage.tui.panes.thread_list import ThreadList
 
@@ -119,59 +119,53 @@ async def test_r_on_a_fresh_report_gives_the_receipt_and_writes_a_draft_you_can_
     assert not [k for k in draft.keys() if k.lower().startswith("x-mailtriage")]
 
 
-async def test_r_in_the_reader_runs_on_the_app_s_handling_of_the_key_and_asks_the_screen_directly(tmp_path):
+async def r_in_the_reader_runs_on_the_app_s_handling_of_the_key_and_asks_the_screen_directly(app, pilot) -> None:
     """Issue 35: an r typed in the reader went down to the view, bubbled up through its pane and
     the screen to the App's bindings, and its reply request bubbled up again from the view: a
     frame could run between any two hops. Now the App runs the binding as it takes the key, and
     the request goes to the screen: neither the view nor its pane is posted anything."""
     from mailtriage.tui.panes.reader import ReaderPane, ThreadView
 
-    app = make_app(drafting_project(tmp_path / "p"))
-    async with app.run_test(size=(140, 44)) as pilot:
-        await settle(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
-        view, pane = app.focused, app.screen.query_one(ReaderPane)
-        assert isinstance(view, ThreadView)
-        posted: list[str] = []
-        for widget in (view, pane):
-            def posting(message, real=widget.post_message) -> bool:
-                posted.append(type(message).__name__)
-                return real(message)
-            widget.post_message = posting
-        dialog = await compose(app, pilot, "r")
-        assert dialog.form.kind == "receipt" and field(dialog, "cc") == LIST  # the security CC kept
-        assert "Key" not in posted and "ReplyRequested" not in posted, posted
+    await settle(pilot)
+    await pilot.press("enter")
+    await settle(pilot)
+    view, pane = app.focused, app.screen.query_one(ReaderPane)
+    assert isinstance(view, ThreadView)
+    posted: list[str] = []
+    for widget in (view, pane):
+        def posting(message, real=widget.post_message) -> bool:
+            posted.append(type(message).__name__)
+            return real(message)
+        widget.post_message = posting
+    dialog = await compose(app, pilot, "r")
+    assert dialog.form.kind == "receipt" and field(dialog, "cc") == LIST  # the security CC kept
+    assert "Key" not in posted and "ReplyRequested" not in posted, posted
 
 
-async def test_a_follow_up_gets_a_quoted_reply_and_reply_all_keeps_the_security_cc(tmp_path):
-    project = drafting_project(tmp_path / "p")
-    app = make_app(project)
-    async with app.run_test(size=(140, 44)) as pilot:
-        await settle(pilot)
-        await pilot.press("G", "enter")  # the heap overflow thread: Priya answered already
-        await settle(pilot)
-        dialog = await compose(app, pilot, "r")
-        assert dialog.form.kind == "reply" and field(dialog, "to") == "ana@example.com"
-        await pilot.press("escape")
-        await settle(pilot)
-        assert not isinstance(app.screen, ComposeDialog)
-        dialog = await compose(app, pilot, "A")
-        assert dialog.form.kind == "reply_all" and LIST in field(dialog, "cc")
-        # Removing the security CC blocks the proposal: project replies always copy the list.
-        dialog.query_one("#compose-cc", Input).value = ""
-        await pilot.press("ctrl+s")
-        await settle(pilot)
-        assert isinstance(app.screen, ProposalDialog)
-        shown = screen_text(app)
-        assert "Nothing can be written" in shown and "security CC security@frob.example was removed" in shown
-        # Blocked means blocked: no draft text to copy or edit (was test_flows.py's
-        # test_blocked_reply_offers_no_text_to_copy, a second Pilot run for the same dialog).
-        assert "copy the text" not in shown and "Would write" not in shown and "in copy" not in shown
-        assert not app.screen.query(TextArea) and not app.screen.can_confirm
-        await pilot.press("escape")
-        await settle(pilot)
-    assert maildir_drafts(project) == []
+async def a_follow_up_gets_a_quoted_reply_and_reply_all_keeps_the_security_cc(app, pilot) -> None:
+    await settle(pilot)
+    await pilot.press("G", "enter")  # the heap overflow thread: Priya answered already
+    await settle(pilot)
+    dialog = await compose(app, pilot, "r")
+    assert dialog.form.kind == "reply" and field(dialog, "to") == "ana@example.com"
+    await pilot.press("escape")
+    await settle(pilot)
+    assert not isinstance(app.screen, ComposeDialog)
+    dialog = await compose(app, pilot, "A")
+    assert dialog.form.kind == "reply_all" and LIST in field(dialog, "cc")
+    # Removing the security CC blocks the proposal: project replies always copy the list.
+    dialog.query_one("#compose-cc", Input).value = ""
+    await pilot.press("ctrl+s")
+    await settle(pilot)
+    assert isinstance(app.screen, ProposalDialog)
+    shown = screen_text(app)
+    assert "Nothing can be written" in shown and "security CC security@frob.example was removed" in shown
+    # Blocked means blocked: no draft text to copy or edit (was test_flows.py's
+    # test_blocked_reply_offers_no_text_to_copy, a second Pilot run for the same dialog).
+    assert "copy the text" not in shown and "Would write" not in shown and "in copy" not in shown
+    assert not app.screen.query(TextArea) and not app.screen.can_confirm
+    await pilot.press("escape")
+    await settle(pilot)
 
 
 async def test_f_forwards_inline_and_asks_for_a_recipient(tmp_path):
@@ -193,18 +187,34 @@ async def test_f_forwards_inline_and_asks_for_a_recipient(tmp_path):
     assert draft["To"] == "dev@frob.example" and "---------- Forwarded message ----------" in draft.get_content()
 
 
-async def test_c_is_for_personal_accounts_only(tmp_path):
-    app = make_app(drafting_project(tmp_path / "p"))
-    async with app.run_test(size=(140, 44)) as pilot:
-        await settle(pilot)
-        await pilot.press("C")
-        await settle(pilot)
-        assert not isinstance(app.screen, ComposeDialog)
-        assert any("personal account" in n.message for n in app._notifications)
+async def c_is_for_personal_accounts_only(app, pilot) -> None:
+    await settle(pilot)
+    await pilot.press("C")
+    await settle(pilot)
+    assert not isinstance(app.screen, ComposeDialog)
+    assert any("personal account" in n.message for n in app._notifications)
 
 
-async def test_the_editor_edits_the_headers_and_they_are_checked(tmp_path, monkeypatch):
-    project = drafting_project(tmp_path / "p")
+async def the_editor_edits_the_headers_and_they_are_checked(app, pilot, tmp_path) -> None:
+    """$EDITOR (set by the test: a script that swaps the recipient and adds a header line nobody
+    may add) gets the headers and the body, and what it leaves is checked."""
+    dialog = await compose(app, pilot, "r")
+    await pilot.press("ctrl+o")
+    await settle(pilot)
+    assert field(dialog, "to") == "carol@example.net" and field(dialog, "subject") == "Edited"
+    assert "'Bcc' is not one of" in str(dialog.query_one("#compose-problems").render())
+    await pilot.press("ctrl+s")
+    await settle(pilot)
+    assert isinstance(app.screen, ProposalDialog) and not app.screen.can_confirm
+    await pilot.press("escape")
+    await settle(pilot)
+    seen = (tmp_path / "seen.eml").read_text(encoding="utf-8")  # what the editor was given
+    assert seen.startswith("To: bob@example.net\nCc: security@frob.example\n"
+                           "Subject: Re: Question about 3.4 fixes\nAttach: \n\nHi Bob Builder,")
+    assert seen.endswith("\n") and not seen.endswith("\n\n\n")  # the editor file ends with a newline
+
+
+def an_editor_that_adds_a_bcc(tmp_path, monkeypatch) -> None:
     script = tmp_path / "editor.sh"
     # An "editor" that swaps the recipient and adds a header line nobody may add.
     script.write_text("#!/bin/sh\ncp \"$1\" " + str(tmp_path / "seen.eml") + "\n"
@@ -213,22 +223,23 @@ async def test_the_editor_edits_the_headers_and_they_are_checked(tmp_path, monke
     script.chmod(0o755)
     monkeypatch.setenv("EDITOR", str(script))
     monkeypatch.delenv("VISUAL", raising=False)
+
+
+async def test_the_keys_that_open_no_draft_on_a_project_thread(tmp_path, monkeypatch):
+    """Four checks that write nothing, on one app of the drafting project at 140x44 (each was a
+    test with an app of its own; issue 36 §7): C is for personal accounts only; r in the reader
+    is the app's key; $EDITOR's headers are checked; a follow-up's reply and reply-all, the
+    latter blocked without the security CC. Each starts from the list (``back_to_the_list``)."""
+    project = drafting_project(tmp_path / "p")
+    an_editor_that_adds_a_bcc(tmp_path, monkeypatch)
     app = make_app(project)
     async with app.run_test(size=(140, 44)) as pilot:
-        dialog = await compose(app, pilot, "r")
-        await pilot.press("ctrl+o")
-        await settle(pilot)
-        assert field(dialog, "to") == "carol@example.net" and field(dialog, "subject") == "Edited"
-        assert "'Bcc' is not one of" in str(dialog.query_one("#compose-problems").render())
-        await pilot.press("ctrl+s")
-        await settle(pilot)
-        assert isinstance(app.screen, ProposalDialog) and not app.screen.can_confirm
-        await pilot.press("escape")
-        await settle(pilot)
-    seen = (tmp_path / "seen.eml").read_text(encoding="utf-8")  # what the editor was given
-    assert seen.startswith("To: bob@example.net\nCc: security@frob.example\n"
-                           "Subject: Re: Question about 3.4 fixes\nAttach: \n\nHi Bob Builder,")
-    assert seen.endswith("\n") and not seen.endswith("\n\n\n")  # the editor file ends with a newline
+        await c_is_for_personal_accounts_only(app, pilot)
+        await r_in_the_reader_runs_on_the_app_s_handling_of_the_key_and_asks_the_screen_directly(app, pilot)
+        await back_to_the_list(pilot)  # the cursor still on the newest thread, Bob's question
+        await the_editor_edits_the_headers_and_they_are_checked(app, pilot, tmp_path)
+        await back_to_the_list(pilot)
+        await a_follow_up_gets_a_quoted_reply_and_reply_all_keeps_the_security_cc(app, pilot)
     assert maildir_drafts(project) == []
 
 

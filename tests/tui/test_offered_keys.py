@@ -15,13 +15,14 @@ from mailtriage.tui.footer import KeyFooter
 from mailtriage.tui.mailbox_rows import MAILBOX_KIND, MailboxRow
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.rows import ListRows
-from tests.tui.helpers import make_app, screen_text, settle
+from tests.tui.helpers import back_to_the_list, make_app, screen_text, settle
 
 WHEN = datetime(2026, 11, 27, 12, 0, tzinfo=timezone.utc)
 
 
-def demo_app(tmp_path, monkeypatch):
-    monkeypatch.setenv("MAILTRIAGE_DEMO_DIR", str(tmp_path / "demo"))
+def demo_app(demo_dir):
+    """The demo app on a copy of the worker's demo template (tests/tui/conftest.py's ``demo_dir``:
+    built once a worker, not once a test)."""
     return make_app(project_dir(demo_session=True), demo=True)
 
 
@@ -83,60 +84,55 @@ def test_every_list_moves_with_the_same_keys():
         assert not missing, f"{title} has no {missing}"
 
 
-async def test_g_and_G_go_to_the_first_and_last_row_of_the_sources_tracker_and_queue(tmp_path, monkeypatch):
+async def g_and_G_go_to_the_first_and_last_row_of_the_sources_tracker_and_queue(app, pilot) -> None:
     from mailtriage.tui.panes.sources import SourceList
     from mailtriage.tui.panes.tracker import TrackerList
     from mailtriage.tui.screens.queue import QueueScreen, QueueTable
 
-    app = demo_app(tmp_path, monkeypatch)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        await pilot.press("1", "G")
-        await settle(pilot)
-        sources = app.screen.query_one(SourceList)
-        assert sources.highlighted == sources.option_count - 1 > 0
-        await pilot.press("g")
-        await settle(pilot)
-        assert sources.highlighted == 0
+    await settle(pilot)
+    await pilot.press("1", "G")
+    await settle(pilot)
+    sources = app.screen.query_one(SourceList)
+    assert sources.highlighted == sources.option_count - 1 > 0
+    await pilot.press("g")
+    await settle(pilot)
+    assert sources.highlighted == 0
 
-        await pilot.press("t")
-        await settle(pilot)
-        await pilot.press("5", "G")
-        await settle(pilot)
-        issues = app.screen.query_one(TrackerList)
-        assert issues.highlighted == issues.option_count - 1 > 0
-        await pilot.press("g")
-        await settle(pilot)
-        assert issues.highlighted == 0
+    await pilot.press("t")
+    await settle(pilot)
+    await pilot.press("5", "G")
+    await settle(pilot)
+    issues = app.screen.query_one(TrackerList)
+    assert issues.highlighted == issues.option_count - 1 > 0
+    await pilot.press("g")
+    await settle(pilot)
+    assert issues.highlighted == 0
 
-        await pilot.press("Q")
-        await settle(pilot)
-        assert isinstance(app.screen, QueueScreen)
-        table = app.screen.query_one(QueueTable)
-        await pilot.press("G")
-        await settle(pilot)
-        assert table.cursor_row == table.row_count - 1 > 0
-        await pilot.press("g")
-        await settle(pilot)
-        assert table.cursor_row == 0
+    await pilot.press("Q")
+    await settle(pilot)
+    assert isinstance(app.screen, QueueScreen)
+    table = app.screen.query_one(QueueTable)
+    await pilot.press("G")
+    await settle(pilot)
+    assert table.cursor_row == table.row_count - 1 > 0
+    await pilot.press("g")
+    await settle(pilot)
+    assert table.cursor_row == 0
 
 
-async def test_f1_on_the_help_screen_closes_it_as_question_mark_does(tmp_path):
+async def f1_on_the_help_screen_closes_it_as_question_mark_does(app, pilot) -> None:
     """The help screen's footer offered "? Help" for F1 (the app's key), which did nothing there."""
     from mailtriage.tui.screens.help import HelpScreen
-    from tests.tui.helpers import mbox_project
 
-    app = make_app(mbox_project(tmp_path / "p"))
-    async with app.run_test(size=(100, 30)) as pilot:
+    await settle(pilot)
+    for key in ("question_mark", "f1"):
+        await pilot.press("f1")
         await settle(pilot)
-        for key in ("question_mark", "f1"):
-            await pilot.press("f1")
-            await settle(pilot)
-            assert isinstance(app.screen, HelpScreen)
-            assert "Help" not in [k.description for k in app.screen.query("FooterKey")]  # Textual's Footer
-            await pilot.press(key)
-            await settle(pilot)
-            assert not isinstance(app.screen, HelpScreen), key
+        assert isinstance(app.screen, HelpScreen)
+        assert "Help" not in [k.description for k in app.screen.query("FooterKey")]  # Textual's Footer
+        await pilot.press(key)
+        await settle(pilot)
+        assert not isinstance(app.screen, HelpScreen), key
 
 
 async def open_demo_inbox(app, pilot) -> None:
@@ -150,71 +146,65 @@ def dialog_footer(app) -> list[str]:
     return [key.description for key in app.screen.query("FooterKey")]
 
 
-async def test_the_move_picker_moves_with_j_k_g_G_and_enter_moves_there(tmp_path, monkeypatch):
+async def the_move_picker_moves_with_j_k_g_G_and_enter_moves_there(app, pilot) -> None:
     from mailtriage.tui.dialogs.folder_picker import FolderPicker
     from mailtriage.tui.dialogs.proposal import ProposalDialog
     from textual.widgets import OptionList
 
-    app = demo_app(tmp_path, monkeypatch)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await open_demo_inbox(app, pilot)
-        await pilot.press("M")
+    # on the demo's INBOX, the cursor on its first message (the test puts it there)
+    await pilot.press("M")
+    await settle(pilot)
+    assert isinstance(app.screen, FolderPicker)
+    assert "Move here" in dialog_footer(app)
+    folders = app.screen.query_one(OptionList)
+    assert folders.highlighted == 1  # INBOX (the message is there) cannot be picked: Archive
+    for key, index in (("j", 2), ("k", 1), ("G", folders.option_count - 1), ("g", 1)):
+        await pilot.press(key)
         await settle(pilot)
-        assert isinstance(app.screen, FolderPicker)
-        assert "Move here" in dialog_footer(app)
-        folders = app.screen.query_one(OptionList)
-        assert folders.highlighted == 1  # INBOX (the message is there) cannot be picked: Archive
-        for key, index in (("j", 2), ("k", 1), ("G", folders.option_count - 1), ("g", 1)):
-            await pilot.press(key)
-            await settle(pilot)
-            assert folders.highlighted == index, key
-        await pilot.press("j", "enter")  # Drafts
-        await settle(pilot)
-        assert isinstance(app.screen, ProposalDialog)
-        assert "Drafts" in screen_text(app)
+        assert folders.highlighted == index, key
+    await pilot.press("j", "enter")  # Drafts
+    await settle(pilot)
+    assert isinstance(app.screen, ProposalDialog)
+    assert "Drafts" in screen_text(app)
 
 
-async def test_an_empty_proposal_says_why_in_a_toast_and_opens_no_dialog(tmp_path, monkeypatch):
+async def an_empty_proposal_says_why_in_a_toast_and_opens_no_dialog(app, pilot) -> None:
     """K on a thread that offers no key, P with nothing to publish: a dialog titled with the
     action said "Nothing to write." beside a disabled Confirm button; now a toast says why."""
     from mailtriage.tui.dialogs.proposal import ProposalDialog
 
-    app = demo_app(tmp_path, monkeypatch)
-    async with app.run_test(size=(120, 40)) as pilot:
+    await settle(pilot)
+    await pilot.press("enter")  # the newest project thread, in the reader
+    await settle(pilot)
+    for keys, why in ((("K",), "no message of this thread offers a key"),
+                      (("q", "P"), "nothing to publish: the tracker has no pending changes")):
+        app.clear_notifications()
+        await pilot.press(*keys)
         await settle(pilot)
-        await pilot.press("enter")  # the newest project thread, in the reader
-        await settle(pilot)
-        for keys, why in ((("K",), "no message of this thread offers a key"),
-                          (("q", "P"), "nothing to publish: the tracker has no pending changes")):
-            app.clear_notifications()
-            await pilot.press(*keys)
-            await settle(pilot)
-            assert not isinstance(app.screen, ProposalDialog), keys
-            assert any(why in s for s in said(app)), (keys, said(app))
+        assert not isinstance(app.screen, ProposalDialog), keys
+        assert any(why in s for s in said(app)), (keys, said(app))
 
 
-async def test_the_attachments_dialog_offers_its_view_keys_once_something_is_viewed(tmp_path, monkeypatch):
+async def the_attachments_dialog_offers_its_view_keys_once_something_is_viewed(app, pilot) -> None:
     """x and [ ] were offered before anything was viewed and did nothing; the status line said
     "e/Enter view" where e does nothing in the dialog (v and Enter view)."""
     from mailtriage.tui.dialogs.attachments import AttachmentsDialog
 
-    app = demo_app(tmp_path, monkeypatch)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await open_demo_inbox(app, pilot)
-        await pilot.press("enter")  # the rota message, with its one attachment
-        await settle(pilot)
-        await pilot.press("e")
-        await settle(pilot)
-        assert isinstance(app.screen, AttachmentsDialog)
-        shown = screen_text(app)
-        assert "Enter/v view" in shown and "e/Enter" not in shown
-        words = dialog_footer(app)
-        assert "View" in words and "Hex / text" not in words and "Next page" not in words, words
-        await pilot.press("v")
-        await settle(pilot)
-        words = dialog_footer(app)
-        assert "Hex / text" in words, words
-        assert "Next page" not in words and "Previous page" not in words, words  # 108 bytes: one page
+    # on the demo's INBOX, the cursor on its first message (the test puts it there)
+    await pilot.press("enter")  # the rota message, with its one attachment
+    await settle(pilot)
+    await pilot.press("e")
+    await settle(pilot)
+    assert isinstance(app.screen, AttachmentsDialog)
+    shown = screen_text(app)
+    assert "Enter/v view" in shown and "e/Enter" not in shown
+    words = dialog_footer(app)
+    assert "View" in words and "Hex / text" not in words and "Next page" not in words, words
+    await pilot.press("v")
+    await settle(pilot)
+    words = dialog_footer(app)
+    assert "Hex / text" in words, words
+    assert "Next page" not in words and "Previous page" not in words, words  # 108 bytes: one page
 
 
 async def test_n_and_N_are_not_offered_when_a_search_matched_nothing():
@@ -230,14 +220,14 @@ async def test_n_and_N_are_not_offered_when_a_search_matched_nothing():
             assert ("previous_match" in actions) is bool(count), (count, actions)
 
 
-async def test_the_issue_view_scrolls_as_the_reader_does_and_q_goes_back_to_the_issues(tmp_path, monkeypatch):
+async def test_the_issue_view_scrolls_as_the_reader_does_and_q_goes_back_to_the_issues(demo_dir):
     """Tab from the tracker's issues reaches the issue's fields and rollup: j k g G did nothing
     there and q quit the app (every other pane's q goes back); the footer offered only Quit."""
     from textual.containers import VerticalScroll
 
     from mailtriage.tui.panes.tracker import TrackerList
 
-    app = demo_app(tmp_path, monkeypatch)
+    app = demo_app(demo_dir)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         await pilot.press("t")
@@ -259,28 +249,26 @@ async def test_the_issue_view_scrolls_as_the_reader_does_and_q_goes_back_to_the_
         assert app.is_running and isinstance(app.focused, TrackerList)
 
 
-async def test_full_headers_scroll_with_the_readers_keys(tmp_path, monkeypatch):
+async def full_headers_scroll_with_the_readers_keys(app, pilot) -> None:
     """h on a thread of four messages: their headers run past the dialog, and j k space g G did
     nothing there (only the arrows scrolled): a triager reads the third message's Received lines."""
     from textual.containers import VerticalScroll
 
     from mailtriage.tui.dialogs.headers import HeadersDialog
 
-    app = demo_app(tmp_path, monkeypatch)
-    async with app.run_test(size=(100, 30)) as pilot:
+    await settle(pilot)
+    await pilot.press("enter")  # the newest thread: four messages
+    await settle(pilot)
+    await pilot.press("h")
+    await settle(pilot)
+    assert isinstance(app.screen, HeadersDialog)
+    listing = app.screen.query_one("#headers-list", VerticalScroll)
+    assert listing.max_scroll_y > listing.size.height
+    for key, where in (("j", 1), ("k", 0), ("space", listing.size.height), ("G", listing.max_scroll_y),
+                       ("g", 0)):
+        await pilot.press(key)
         await settle(pilot)
-        await pilot.press("enter")  # the newest thread: four messages
-        await settle(pilot)
-        await pilot.press("h")
-        await settle(pilot)
-        assert isinstance(app.screen, HeadersDialog)
-        listing = app.screen.query_one("#headers-list", VerticalScroll)
-        assert listing.max_scroll_y > listing.size.height
-        for key, where in (("j", 1), ("k", 0), ("space", listing.size.height), ("G", listing.max_scroll_y),
-                           ("g", 0)):
-            await pilot.press(key)
-            await settle(pilot)
-            assert listing.scroll_y == where, key
+        assert listing.scroll_y == where, key
 
 
 async def test_the_first_run_screen_scrolls_with_j_k_space_g_G(tmp_path):
@@ -331,60 +319,52 @@ async def test_the_error_list_scrolls_with_j_k_space_g_G():
         assert not app.screen.query("#error-list")
 
 
-async def test_error_details_with_no_error_say_so_in_a_toast(tmp_path):
+async def error_details_with_no_error_say_so_in_a_toast(app, pilot) -> None:
     """! before anything failed opened a dialog titled "No errors so far" with nothing in it."""
     from mailtriage.tui.dialogs.error import ErrorDialog
-    from tests.tui.helpers import mbox_project
 
-    app = make_app(mbox_project(tmp_path / "p"))
-    async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        await pilot.press("exclamation_mark")
-        await settle(pilot)
-        assert not isinstance(app.screen, ErrorDialog)
-        assert "No errors so far." in said(app)
-        app.report_error("Listing failed", RuntimeError("the server closed the connection"))
-        await pilot.press("exclamation_mark")
-        await settle(pilot)
-        assert isinstance(app.screen, ErrorDialog) and "the server closed the connection" in screen_text(app)
+    await settle(pilot)
+    await pilot.press("exclamation_mark")
+    await settle(pilot)
+    assert not isinstance(app.screen, ErrorDialog)
+    assert "No errors so far." in said(app)
+    app.report_error("Listing failed", RuntimeError("the server closed the connection"))
+    await pilot.press("exclamation_mark")
+    await settle(pilot)
+    assert isinstance(app.screen, ErrorDialog) and "the server closed the connection" in screen_text(app)
 
 
-async def test_the_queues_all_key_is_offered_only_when_a_filter_is_on(tmp_path, monkeypatch):
+async def the_queues_all_key_is_offered_only_when_a_filter_is_on(app, pilot) -> None:
     """a (All) was offered with no filter set, where it changed nothing."""
     from mailtriage.tui.screens.queue import QueueScreen
 
-    app = demo_app(tmp_path, monkeypatch)
-    async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        await pilot.press("Q")
-        await settle(pilot)
-        assert isinstance(app.screen, QueueScreen)
-        assert "All" not in footer_words(app) and "By state" in footer_words(app)
-        await pilot.press("s")  # state: new
-        await settle(pilot)
-        assert "All" in footer_words(app)
-        await pilot.press("a")
-        await settle(pilot)
-        assert "state all" in screen_text(app) and "All" not in footer_words(app)
+    await settle(pilot)
+    await pilot.press("Q")
+    await settle(pilot)
+    assert isinstance(app.screen, QueueScreen)
+    assert "All" not in footer_words(app) and "By state" in footer_words(app)
+    await pilot.press("s")  # state: new
+    await settle(pilot)
+    assert "All" in footer_words(app)
+    await pilot.press("a")
+    await settle(pilot)
+    assert "state all" in screen_text(app) and "All" not in footer_words(app)
 
 
-async def test_the_help_screen_pages_and_goes_to_its_ends_as_a_pager_does(tmp_path):
+async def the_help_screen_pages_and_goes_to_its_ends_as_a_pager_does(app, pilot) -> None:
     """The help (every key, a long page) scrolled a line at a time with j/k only: space, -, g and
     G, the reader's and every pager's keys, did nothing there."""
     from mailtriage.tui.screens.help import HelpView
-    from tests.tui.helpers import mbox_project
 
-    app = make_app(mbox_project(tmp_path / "p"))
-    async with app.run_test(size=(100, 30)) as pilot:
+    await settle(pilot)
+    await pilot.press("question_mark")
+    await settle(pilot)
+    view = app.screen.query_one(HelpView)
+    for key, where in (("j", 1), ("k", 0), ("space", view.size.height), ("minus", 0), ("G", view.max_scroll_y),
+                       ("g", 0)):
+        await pilot.press(key)
         await settle(pilot)
-        await pilot.press("question_mark")
-        await settle(pilot)
-        view = app.screen.query_one(HelpView)
-        for key, where in (("j", 1), ("k", 0), ("space", view.size.height), ("minus", 0), ("G", view.max_scroll_y),
-                           ("g", 0)):
-            await pilot.press(key)
-            await settle(pilot)
-            assert view.scroll_y == where, key
+        assert view.scroll_y == where, key
 
 
 async def test_a_pane_with_nothing_to_open_does_not_offer_enter_and_says_why_in_words(tmp_path):
@@ -403,6 +383,53 @@ async def test_a_pane_with_nothing_to_open_does_not_offer_enter_and_says_why_in_
         assert "is not set" in shown and "None" not in shown, shown
         words = footer_words(app)
         assert "Back to list" in words and "Open issue" not in words, words
+
+
+# -- several checks on one app ----------------------------------------------------------------
+# Each check above was a test that started an app of its own on the same project at the same size
+# (issue 36 §7: an app started and settled is most of such a test's CPU). The checks are
+# independent; each test below runs them in an order where each finds the state it starts from
+# (asserted by ``back_to_the_list`` between them), and a failure's traceback names the check.
+
+
+async def test_the_help_screen_and_the_error_details_take_their_keys(tmp_path):
+    """F1 and ? close the help; the help pages as a pager; ! with no error says so in a toast."""
+    from mailtriage.tui.screens.help import HelpScreen
+    from tests.tui.helpers import mbox_project
+
+    app = make_app(mbox_project(tmp_path / "p"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await f1_on_the_help_screen_closes_it_as_question_mark_does(app, pilot)
+        await the_help_screen_pages_and_goes_to_its_ends_as_a_pager_does(app, pilot)
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert not isinstance(app.screen, HelpScreen)
+        await error_details_with_no_error_say_so_in_a_toast(app, pilot)
+
+
+async def test_the_demos_panes_queue_and_dialogs_offer_and_take_their_keys(demo_dir):
+    """An empty proposal is a toast; g and G in the sources, tracker and queue; the attachments
+    dialog's view keys; the move picker's j k g G and Enter: the demo at 120x40."""
+    app = demo_app(demo_dir)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await an_empty_proposal_says_why_in_a_toast_and_opens_no_dialog(app, pilot)  # from the project's list
+        await g_and_G_go_to_the_first_and_last_row_of_the_sources_tracker_and_queue(app, pilot)  # ends in the queue
+        await back_to_the_list(pilot)
+        await open_demo_inbox(app, pilot)  # the sources' first row is highlighted again (g above)
+        await the_attachments_dialog_offers_its_view_keys_once_something_is_viewed(app, pilot)
+        await back_to_the_list(pilot)  # the INBOX, the cursor on the message just read
+        assert "Threads · demo · INBOX" in screen_text(app)
+        await the_move_picker_moves_with_j_k_g_G_and_enter_moves_there(app, pilot)
+
+
+async def test_the_full_headers_and_the_queues_filters_offer_and_take_their_keys(demo_dir):
+    """The full headers scroll with the reader's keys; the queue's All is offered only while a
+    filter is on: the demo at 100x30."""
+    app = demo_app(demo_dir)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await full_headers_scroll_with_the_readers_keys(app, pilot)
+        await back_to_the_list(pilot)
+        await the_queues_all_key_is_offered_only_when_a_filter_is_on(app, pilot)
 
 
 class ReaderHost(App):
@@ -462,12 +489,11 @@ async def test_the_reader_offers_i_u_e_and_K_only_where_they_can_act():
             assert set(words) & SOME_THREADS == offered, (account, attachments, offers_key, words)
 
 
-async def test_hidden_reader_keys_still_say_why_and_u_gives_no_archive_url_for_a_personal_message(
-        tmp_path, monkeypatch):
+async def test_hidden_reader_keys_still_say_why_and_u_gives_no_archive_url_for_a_personal_message(demo_dir):
     """On the demo's personal inbox: u said a file:// URL into the project's archive for a
     personal message (reading's show_thread_url); now it says a personal message has none. i, u,
     K and e (no key offered, no attachment) are not offered there, and pressed each says why."""
-    app = demo_app(tmp_path, monkeypatch)
+    app = demo_app(demo_dir)
     async with app.run_test(size=(160, 50)) as pilot:
         await open_demo_inbox(app, pilot)
         await pilot.press("j", "j", "enter")  # the CI mail: no attachment, no key
@@ -484,11 +510,11 @@ async def test_hidden_reader_keys_still_say_why_and_u_gives_no_archive_url_for_a
         assert "file://" not in screen_text(app)
 
 
-async def test_change_folder_offers_enter_which_opens_the_match(tmp_path, monkeypatch):
+async def test_change_folder_offers_enter_which_opens_the_match(demo_dir):
     """c's dialog offered Esc and nothing else; Enter (which opens the match) was not in its footer."""
     from mailtriage.tui.dialogs.folder_jump import FolderJump
 
-    app = demo_app(tmp_path, monkeypatch)
+    app = demo_app(demo_dir)
     async with app.run_test(size=(120, 40)) as pilot:
         await open_demo_inbox(app, pilot)
         await pilot.press("c")
