@@ -322,14 +322,6 @@ class Service:
             return route_compose(OutgoingRule(self.opened), compose_kind, thread_id=thread_id, thread=thread,
                                  account_id=account_id, message_id=message_id, source=source)
 
-    def route_asks_no_source(self, source: Message) -> bool:
-        """Whether the outgoing rule decides a reply to the personal message ``source`` from the
-        message alone (no project source asked, ``OutgoingRule.asks_no_source``): its reply can
-        be built with its read ahead, before Enter (issue 35). Takes no lock."""
-        from mailtriage.application.flows.security_thread import OutgoingRule  # why: loads on first use
-        project = self.project
-        return project is not None and OutgoingRule(project).asks_no_source(source)
-
     def personal_forms(self, account_id: str, message_id: str | None, what: str, *,
                        source: Message | None = None) -> dict[str, ComposeForm]:
         """The compose forms on a personal account's message (None: new mail); a forward

@@ -390,52 +390,6 @@ open10). The machine stayed at load 20-24 for the rest of the session (other hel
   Left on the open path (UI CPU, bench_open_headless):
   the body's frame (~10 ms: layout, the body's lines, the reading pane's border) and Enter's
   handling before it (~5-7 ms: show_thread, the focus move's restyle of the two panes' borders).
-
-reply10 (2026-12-04, --before /work/base (c34f710) in each run). The slow mode of an r typed as the
-body showed (0.077 / 0.084 s in 2 of 5 quiet runs at the session's start, against 0.017-0.033):
-the reply was built on a worker started after the body's frame and landed 10-40 ms later; an r
-that came first took the "preparing the mail" path (a worker hop, then the fill and the dialog's
-first layout in the push's frame). A tmux trace of the app (load 20-27) also showed the reader's
-after-refresh step, which started that build and later filled the dialog, running 30-50 ms after
-the body's frame, or before it (the fill then delayed the body). Now a personal message that
-answers nothing and was not written to a project address (the outgoing rule decides it from the
-message alone: OutgoingRule.asks_no_source) has its reply built with its read ahead, on the same
-worker, right after the message is handed over (tui/reply_with_read.py): Enter finds it built,
-and the dialog is filled and prepared hidden in the turn after the body's frame
-(textual_private.after_frame), so r pushes a prepared dialog. Other messages are built after
-Enter as before. Figures, seconds from the key, 7 fresh processes each, run by run:
-
-  | run (load)            | task   | before | ours  | aerc  | before/aerc | ours/aerc | goal  |
-  |-----------------------|--------|--------|-------|-------|-------------|-----------|-------|
-  | 13:30 UTC (20-25)     | reply  | 0.071  | 0.052 | 0.031 | 2.26x       | 1.67x     | <= 1x |
-  | 13:30 UTC (20-25)     | open   | 0.174  | 0.147 | 0.055 | 3.15x       | 2.66x     | <= 2x |
-  | 13:07 UTC (20-23)*    | reply  | 0.101  | 0.095 | 0.036 | 2.77x       | 2.61x     | <= 1x |
-  | 13:07 UTC (20-23)*    | open   | 0.110  | 0.141 | 0.054 | 2.05x       | 2.64x     | <= 2x |
-
-  * an earlier commit of this branch (6f37be6: the same design, the parts not yet split out).
-  Single replies at 13:30: ours 0.049, 0.057, 0.063, 0.052, 0.040, 0.069, 0.052; before 0.071,
-  0.030, 0.219, 0.109, 0.144, 0.070, 0.028; aerc 0.063, 0.027, 0.045, 0.032, 0.031, 0.028,
-  0.025. No slow reply is left in ours (max 0.069 against before's 0.219), but at load 20-25 the
-  goal (<= aerc) is not shown met: the quiet machine of the session's start (load 0.2-0.6) was
-  not seen again. Open is inside this load's noise both ways (single opens ours 0.100-0.252,
-  before 0.070-0.215). Headless (bench_habits_headless --steps --before, 3 processes each, load
-  12-16, UI-thread CPU (wall) ms): r -> the compose dialog's frame 10.5 (17.6) vs 21.0 (34.7);
-  Enter -> the dialog 42.7 vs 56.9; r -> settled 21.8 vs 33.5. What r still waits behind when
-  typed at once (--steps): the frame after the body's (the Focus/Blur repaint of both panes,
-  ~9-11 ms of UI CPU: the Enter path's, open10's), the fill's prepare if r comes within ~10 ms of
-  the body's frame (7-10 ms: the dialog's layout, its changed widgets' lines), and the push's one
-  update (~5 ms). Left: filling the dialog before Enter (the reply is built then; the fill is
-  on the UI thread and would take the turn an Enter typed right after the list needs).
-
-  After merging main (open10, cold10, reading10 part 2 in ours; before is still c34f710), 13:36
-  UTC, load 7.7-12, 7 runs: reply ours 0.051 (0.058, 0.051, 0.040, 0.019, 0.028, 0.082, 0.079),
-  before 0.044 (0.080, 0.050, 0.022, 0.012, 0.038, 0.065, 0.044), aerc 0.025 (0.020-0.040):
-  2.04x / 1.76x. Open 0.063 / 0.052 / 0.033; flag without confirmation 0.081 / 0.055 / 0.233.
-  At this load two of seven replies of ours are still ~0.08 s: the slow mode is not shown gone
-  on the screen (the headless CPU above is), and the goal (<= aerc) is not met. Flag without
-  confirmation was behind before in 3 of the 4 runs of this session (0.165/0.144, 0.258/0.127,
-  0.081/0.055; 0.147/0.192 the other way): the reply built on the read ahead after the 200 v's
-  rest is on its worker then (a few ms of CPU, the account's lock briefly): not settled.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ No other module of tui/ reads a private Textual member (the test scans for that 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from rich._wrap import divide_line  # what Content wraps a line with (a private module of rich)
 from textual.strip import Strip
@@ -54,7 +54,6 @@ MEMBERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("textual.screen", "Screen", "_dirty_widgets", ("attribute",)),
     ("textual.widget", "Widget", "_size_updated", ("method", "size", "virtual_size", "container_size", "layout")),
     ("textual.screen", "Screen", "_update_timer", ("property",)),
-    ("textual.screen", "Screen", "_compositor_refresh", ("method",)),
 )
 
 
@@ -188,8 +187,7 @@ def hidden(screen: Screen) -> bool:
 
 def hidden_changed(screen: Screen) -> bool:
     """Whether a hidden ``screen`` has a layout or a repaint pending (what its update timer would
-    do if it were shown): a widget of it changed since ``prepare_hidden``. Of a shown screen:
-    what its next frame draws is pending (``after_frame``)."""
+    do if it were shown): a widget of it changed since ``prepare_hidden``."""
     return bool(screen._layout_required or screen._scroll_required or screen._repaint_required
                 or screen._dirty_widgets)
 
@@ -221,33 +219,6 @@ def prepare_hidden(screen: Screen, first: bool) -> None:
     compositor._dirty_regions.add(compositor.size.region)
     if first:
         start_update_timer(screen)
-
-
-def after_frame(screen: Screen, callback: Callable[[], object], look: float = 1 / 60) -> None:
-    """Call ``callback`` once, in the turn after ``screen``'s next frame (its next compositor
-    refresh), or ``look`` seconds from now when nothing is pending then (no frame is coming).
-    ``call_after_refresh`` runs a callback once the screen is idle, which can be before the frame
-    still to come: the layout a widget asks for is a message still queued then (issue 35: the
-    reply's fill, ~10 ms of the UI thread, ran before the body's frame and delayed it)."""
-    done = False
-
-    def run() -> None:
-        nonlocal done
-        if not done:
-            done = True
-            callback()
-    drawn = screen._compositor_refresh  # Textual's bound method, or the hook of an earlier call
-
-    def refreshed() -> None:  # one frame only: Textual's own refresh is back from this one on
-        vars(screen).pop("_compositor_refresh", None)
-        drawn()
-        screen.call_later(run)
-    screen._compositor_refresh = refreshed  # type: ignore[method-assign]
-
-    def looked() -> None:
-        if not hidden_changed(screen):  # nothing to draw: no frame is coming for it
-            run()
-    screen.set_timer(look, looked)
 
 
 def start_update_timer(screen: Screen) -> None:

@@ -171,12 +171,6 @@ class OutgoingRule:
         self.project = project
         self.addresses = project_addresses(project.config)
 
-    def asks_no_source(self, message: Message) -> bool:
-        """Whether :meth:`judge` decides on ``message`` from the message alone: not written to a
-        project address and answering no earlier message (the account's own mail; judge's
-        first case). No project source is asked for it, so it may be judged at any moment."""
-        return addressed_to(message, self.addresses) is None and not (message.references or message.in_reply_to)
-
     def judge(self, message: Message) -> Verdict:
         archived: list[Thread] = []  # the threads the list's own archive served
         return judge(message, self.addresses, lambda mid: self._thread_holding(mid, archived),

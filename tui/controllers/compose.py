@@ -22,8 +22,9 @@ the screen routes r, A, F and C (``ReplyRequested``), ``ComposeReady`` and
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Callable, Protocol
 
@@ -31,9 +32,8 @@ from textual.worker import get_current_worker
 
 from mailtriage.tui.mailbox_rows import MailboxRow
 from mailtriage.tui.messages import ComposeReady, DraftBuiltAhead, ProposalFailed, ProposalReady
-from mailtriage.tui.reply_with_read import DraftAhead as DraftAhead, RepliesWithRead
 from mailtriage.tui.sanitize import inert
-from mailtriage.tui.textual_private import after_frame, start_screen
+from mailtriage.tui.textual_private import start_screen
 
 if TYPE_CHECKING:
     from mailtriage.tui.controllers.base import ControllerBase
@@ -99,6 +99,20 @@ def pending_words(found) -> str | None:
             f"{'that one is' if one else 'they are'} sent or deleted.")
 
 
+@dataclass(eq=False)
+class DraftAhead:
+    """The reply built ahead for the message the reader shows: its target's key, the
+    thread as the reader holds it (another read is another object), and, once ``done`` is
+    set, what was built (None: refused or failed; r builds it again and says why)."""
+
+    key: tuple[str, str | None, str | None]
+    thread: Thread
+    done: threading.Event = field(default_factory=threading.Event)
+    built: Built | None = None
+    #: An r showed what was built before its dialog was made ready: none is made for it then.
+    taken: bool = False
+
+
 class ReadingView(Protocol):
     """What compose asks of the reading controller: the personal account's message in the
     reading pane (r, A and F there answer it) and the messages of personal accounts kept read
@@ -133,7 +147,6 @@ class Compose:
         #: A compose dialog mounted ahead, hidden and empty: the next one shown is this one,
         #: filled (issue 35: no ~25 widgets composed, mounted and styled between r and the draft).
         self._blank: ComposeDialog | None = None
-        self.with_read = RepliesWithRead(lambda: screen.session, self._reply_of, self._built_with_read)  # issue 35
 
     def _run(self, work: Callable[..., None], *args, group: str = GROUP, **kwargs) -> None:
         """``work(*args, **kwargs)`` as the screen's work of ``group`` (the newest one runs;
@@ -260,44 +273,10 @@ class Compose:
             self._screen.post_message(ProposalReady(request, built, "compose"))
 
     # -- the reply built ahead (issue 35): r shows it, no work between the key and the dialog --
-    def shown(self) -> None:
-        """The reader shows a message: the reply built with its read ahead, if any, has its dialog
-        made ready after the body's frame (issue 35: the reader's after-refresh step came later)."""
-        after_frame(self._screen, self._take_on_built_with_read)
-
-    def _take_on_built_with_read(self, make: bool = True) -> DraftAhead | None:
-        """The reply built with the read ahead of the message shown (``with_read``), taken on; with
-        ``make`` its dialog made ready when built (else its worker posts DraftBuiltAhead)."""
-        kept = self._draft_ahead
-        if kept is not None and kept.thread is self._screen.reader.thread and kept.taken \
-                and self._screen.app.screen is not self._screen:
-            return None  # an r typed before this step shows it already: nothing to make now
-        target = self._compose_target(None, "")
-        if isinstance(target, str) or not target.personal or self._screen.reader.thread is None:
-            return None
-        built = kept if kept is not None and kept.thread is self._screen.reader.thread and kept.key == target.key \
-            and kept.built is not None and kept.built.target.personal \
-            else self.with_read.find(target.key, self._screen.reader.thread)
-        if built is None:
-            return None
-        if built is not kept:  # the build ahead of another message stops (it is not shown)
-            self._screen.workers.cancel_group(self._screen, "reply-ahead")
-        built.taken = False  # shown again (q, then Enter on it): its dialog is made ready again
-        self._draft_ahead = built
-        if make and built.done.is_set():
-            self._make_ready(built)
-        return built
-
     def build_reply_ahead(self) -> None:
         """The reading pane shows a personal account's message: build what r would show (the
-        outgoing rule's route, the quoted draft, where it goes) now, on a worker, unless it was
-        built with the message's read ahead. What is built belongs to the message as read:
-        another message or a new read of it drops it."""
-        kept = self._draft_ahead
-        if kept is not None and kept.thread is self._screen.reader.thread and (
-                kept.taken and self._screen.app.screen is not self._screen  # an r before this shows it
-                or kept.built is not None and kept.built.target.personal):  # taken on (``shown``)
-            return
+        outgoing rule's route, the quoted draft, where it goes) now, on a worker. What is built
+        belongs to the message as read: another message or a new read of it drops it."""
         self._draft_ahead = None
         self._screen.workers.cancel_group(self._screen, "reply-ahead")  # the one before is for another message
         self._drop_dialog_ahead()
@@ -307,8 +286,6 @@ class Compose:
         thread = self._screen.reader.thread
         if isinstance(target, str) or not target.personal or target.source is None or thread is None:
             return  # a project thread is read for the reply again (its drafts, its thread): not ahead
-        if self._take_on_built_with_read(make=False) is not None:  # built with the read: its dialog
-            return after_frame(self._screen, self._take_on_built_with_read)  # not before the body's frame
         ahead = DraftAhead(target.key, thread)
         self._draft_ahead = ahead
         self._run(self._build_ahead, ahead, target, group="reply-ahead")
@@ -327,32 +304,20 @@ class Compose:
         if ahead.built is not None and not worker.is_cancelled:
             self._screen.post_message(DraftBuiltAhead(ahead))
 
-    def _reply_of(self, account_id: str, message_id: str, source: Message) -> Built | None:  # worker
-        built = self._build_compose(ComposeTarget("", account_id=account_id, message_id=message_id, source=source))
-        return built if isinstance(built, Built) and built.target.personal else None
-
-    def _built_with_read(self, ahead: DraftAhead) -> None:  # the read ahead's worker
-        if ahead is self._draft_ahead:  # taken on already (it was not built then): its dialog now
-            self._screen.post_message(DraftBuiltAhead(ahead))
-
     def built_ahead(self, message: DraftBuiltAhead) -> None:
-        self._make_ready(message.ahead)  # the reply built ahead is ready
-
-    def _make_ready(self, ahead: DraftAhead) -> None:
-        """The compose dialog of the reply built ahead is filled (or composed) and mounted now,
+        """The reply built ahead is ready: its compose dialog is composed and mounted now,
         hidden, so r only shows it. Not before the dialogs' stylesheet is loaded (its first
         push would restyle it), and only for the message the reader still shows."""
         from mailtriage.tui.dialogs import ahead as dialogs  # why: not on the first screen (test_startup_imports)
 
+        ahead = message.ahead
         if ahead is not self._draft_ahead or ahead.built is None or ahead.taken:
             return
-        if self._dialog_ahead is not None and self._dialog_ahead[0] is ahead:
-            return  # made ready already
         if self._awaited is not None:  # an r waits for this build: it opens its own dialog now
             return  # (mounted, laid out and rendered hidden as well, it only took the UI thread from that one)
         if not dialogs.dialog_css_loaded(self._screen.app):  # Enter typed before the dialogs were ready
             dialogs.load_dialog_css(self._screen.app)  # what the push would do; the dialog in the next turn
-            self._screen.call_after_refresh(self._make_ready, ahead)
+            self._screen.call_after_refresh(self._screen.post_message, message)
             return
         from mailtriage.tui.dialogs.compose import ComposeDialog  # lazy, as in _open_compose
 
@@ -408,10 +373,7 @@ class Compose:
         """The reply built ahead for ``target``, when it is r on the message the reader shows as read."""
         ahead = self._draft_ahead
         if ahead is None or ahead.thread is not self._screen.reader.thread or ahead.key != target.key:
-            ahead = self.with_read.find(target.key, self._screen.reader.thread)  # r before ``shown``'s step
-            if ahead is not None:
-                ahead.taken = False
-                self._draft_ahead = ahead
+            return None
         return ahead
 
     def ready(self, message: ComposeReady) -> None:

@@ -195,7 +195,6 @@ class Reading:
         if message.account_id is not None:  # a personal account's message: r and Enter again need no read
             self._keep_read((message.account_id, message.thread.thread_id.value), message.thread)
         screen.reader.show_thread(message.thread, message.resolution, message.account_id)
-        screen.composing.shown()  # the reply built with its read ahead: made ready after the body's frame
         # The workers start once the body is painted: started before, they took the UI
         # thread's turns (the GIL) while it painted (issue 35).
         screen.call_after_refresh(self._after_shown, message.request, message.thread)
@@ -349,9 +348,6 @@ class Reading:
         except Exception:  # noqa: BLE001 - made again when shown, where a failure is reported
             pass
         screen.post_message(MessageReadAhead(key[0], key[1], thread))
-        reply = screen.composing.with_read.register(key[0], key[1], thread)  # r's reply too (issue 35)
-        if reply is not None:  # the message is handed over (never delayed by the outgoing rule)
-            screen.composing.with_read.build_on(reply)
 
     def _read_ahead_failed(self, key: tuple[str, str]) -> None:
         self._ahead_running = None
