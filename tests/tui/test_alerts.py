@@ -195,6 +195,18 @@ async def test_a_second_whole_listing_of_the_same_list_freezes_nothing_more(tmp_
         gc.unfreeze()
 
 
+async def _announced_once_started(pilot, app, folder, user_data):
+    """The baseline written, one new report appended, checked (Ctrl+n) and announced: the loop that did it."""
+    await _until(pilot, lambda: bool(_cursor_files(user_data)), "the baseline cursor")
+    _append(folder / "list.mbox", mail(NEW_SUBJECT, "Eve <eve@example.org>",
+                                       format_datetime(datetime.now(timezone.utc)), NEW_ID, "details follow\n"))
+    loop = app.main.alerts.alert_loop
+    assert loop is not None
+    await pilot.press("ctrl+n")
+    await _until(pilot, lambda: any(n.title == "1 new report" for n in app._notifications), "the announcement")
+    return loop
+
+
 async def test_a_quit_right_after_an_announcement_leaves_it_acknowledged(tmp_path, user_data):
     """The announcement acknowledges in memory and writes off the UI thread; a quit right
     after it still writes it (as the poll loop ends: tests/tui/test_alerts_stop.py), so the
@@ -203,13 +215,7 @@ async def test_a_quit_right_after_an_announcement_leaves_it_acknowledged(tmp_pat
     mbox_project(folder, extra_config={"alerts": {"poll_seconds": 3600}})
     app = make_app(folder, alerts=True)
     async with app.run_test(size=(140, 40)) as pilot:
-        await _until(pilot, lambda: bool(_cursor_files(user_data)), "the baseline cursor")
-        _append(folder / "list.mbox", mail(NEW_SUBJECT, "Eve <eve@example.org>",
-                                           format_datetime(datetime.now(timezone.utc)), NEW_ID, "details follow\n"))
-        loop = app.main.alerts.alert_loop
-        assert loop is not None
-        await pilot.press("ctrl+n")
-        await _until(pilot, lambda: any(n.title == "1 new report" for n in app._notifications), "the announcement")
+        loop = await _announced_once_started(pilot, app, folder, user_data)
     assert loop.stopped.is_set()
     assert loop.finished.wait(WAIT_BOUND), "the poll loop did not end after the quit"
     assert any(NEW_ID in key for key in _seen(user_data))
@@ -223,13 +229,7 @@ async def test_the_reopened_sessions_poll_starts_once_the_stopped_loop_has_writt
     mbox_project(folder, extra_config={"alerts": {"poll_seconds": 3600}})
     app = make_app(folder, alerts=True)
     async with app.run_test(size=(140, 40)) as pilot:
-        await _until(pilot, lambda: bool(_cursor_files(user_data)), "the baseline cursor")
-        _append(folder / "list.mbox", mail(NEW_SUBJECT, "Eve <eve@example.org>",
-                                           format_datetime(datetime.now(timezone.utc)), NEW_ID, "details follow\n"))
-        old = app.main.alerts.alert_loop
-        assert old is not None
-        await pilot.press("ctrl+n")
-        await _until(pilot, lambda: any(n.title == "1 new report" for n in app._notifications), "the announcement")
+        old = await _announced_once_started(pilot, app, folder, user_data)
         app.reopen()
 
         def new_loop():
