@@ -1,4 +1,4 @@
-"""Issue 35 §2 at 80x24: a toast never covers a dialog's buttons.
+"""Toasts at 80x24 (issue 35): never over a dialog's buttons, never the same words stacked.
 
 A toast raised before a dialog opens (the `!` "no errors" note, a flag's receipt) stays on
 screen for seconds, and a dialog raises its own (a draft pending, no raw source): at 80x24 a
@@ -13,7 +13,7 @@ from pathlib import Path
 from textual.screen import ModalScreen
 from textual.widgets import Button
 
-from tests.tui.helpers import make_app, settle
+from tests.tui.helpers import make_app, mbox_project, settle
 from tests.tui.test_snapshots_80x24 import DIALOGS, SIZE, workdir  # noqa: F401 (fixture)
 
 LONG = "A toast of three lines at 80 columns, as a flag's receipt or a refusal that says why at length."
@@ -50,3 +50,18 @@ async def test_no_toast_covers_a_dialogs_buttons_at_80x24(workdir):  # noqa: F81
                 app.pop_screen()
                 await settle(pilot)
             app.clear_notifications()
+
+
+async def test_the_same_words_again_replace_their_toast_rather_than_stack(tmp_path):
+    """Space held at the end of the list raised "End of the last message of the list." once a
+    key: at 80x24 four of them covered the reader, as neither mutt nor aerc would."""
+    app = make_app(mbox_project(tmp_path / "p"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("G", "enter")
+        await settle(pilot)
+        for _ in range(6):  # the thread fits a page or two: the end is reached, then pressed on
+            await pilot.press("space")
+            await settle(pilot)
+        ends = [n for n in app._notifications if n.message == "End of the last message of the list."]
+        assert len(ends) == 1, len(ends)
