@@ -33,10 +33,10 @@ from mailtriage.modes.errors import ModesError
 from mailtriage.trackers.errors import BackendError as TrackerBackendError
 from mailtriage.trackers.errors import MalformedIssue, NotFound, Refused, TrackerError
 from mailtriage.trackers.errors import UsageError as TrackerUsageError
-from mailtriage.application.flows.errors import ApplicationError, UsageError  # below the flows (flows/errors.py)
+from mailtriage.application.flows.errors import ApplicationError, NoListToReplyTo, UsageError  # below the flows (flows/errors.py)
 
 __all__ = [
-    "ApplicationError", "UsageError", "AttachmentError",
+    "ApplicationError", "UsageError", "NoListToReplyTo", "AttachmentError",
     "MailError", "BackendFailure", "ConnectionLost", "DraftAlreadyPending", "MandatoryBackendUnavailable",
     "NoBackendAvailable", "NoBackendReachable", "NotSupported", "SendRefused", "SignInNeeded", "Unavailable",
     "TrackerError", "TrackerBackendError", "TrackerUsageError", "MalformedIssue", "NotFound", "Refused",

@@ -3,7 +3,7 @@
 ``--demo`` runs on such a copy so the demo's local-files tracker can really be written,
 reviewed and committed, and reply drafts really written to the local Maildir ``Mail/``
 (the demo's ``drafts`` source), without touching the installed package. The tracker
-starts with three filed reports (``demo/tracker.py``) so the tracker pane has something
+starts with six filed reports (``demo/tracker.py``) so the tracker pane has something
 to show.
 
 * **The app** (``mailtriage --demo``, or ``d`` on the first-run screen) gets a fresh

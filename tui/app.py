@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 from textual import events, work
 from textual.app import App
 from textual.command import CommandPalette
-from textual.notifications import Notification, Notify
 from textual.worker import Worker, WorkerState
 
 from mailtriage.core.errors import ConfigError
@@ -41,6 +40,7 @@ from mailtriage.tui.screens.main import MainScreen
 from mailtriage.application import Service
 from mailtriage.tui.startup_keys import StartupKeys
 from mailtriage.tui.terminal_watch import watch_terminal
+from mailtriage.tui.toasts import Toasts
 
 if TYPE_CHECKING:
     from mailtriage.application import Resolution
@@ -49,7 +49,8 @@ if TYPE_CHECKING:
 HERE = Path(__file__).parent
 
 
-class MailTriageApp(IdleCollection, StartupKeys, FirstScreen, App[int], bindings.KeymapHost, inherit_bindings=False):
+class MailTriageApp(IdleCollection, StartupKeys, FirstScreen, Toasts, App[int], bindings.KeymapHost,
+                    inherit_bindings=False):
     # The dialogs' and the console's stylesheets belong to those screens (their CSS_PATH):
     # parsed when one first opens, not before the first frame.
     CSS_PATH = [HERE / "app.tcss", *theme_css_paths()]
@@ -88,7 +89,6 @@ class MailTriageApp(IdleCollection, StartupKeys, FirstScreen, App[int], bindings
         self._theme_ready = False
         # New-report alerts (the main screen's alerts controller): off in tests that snapshot the screen.
         self.alerts_enabled = alerts
-        self._alert_notice: Notification | None = None  # the alert notification on screen (replaced by the next)
         self._cache_said = False  # the one notice that the caches cannot be written
         self._cache_watch = lambda: None  # unsubscribes from the op log (set on mount)
 
@@ -247,13 +247,6 @@ class MailTriageApp(IdleCollection, StartupKeys, FirstScreen, App[int], bindings
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             self.report_error(f"Unexpected error in {event.worker.name or 'a background task'}", event.worker.error)
-
-    def show_alert_notice(self, text: str, title: str) -> None:
-        """The new-report notification: one on screen at a time, the new one replaces the last."""
-        if self._alert_notice is not None:
-            textual_private.withdraw(self, self._alert_notice)
-        self._alert_notice = Notification(text, title, "information", 15, markup=False)
-        self.post_message(Notify(self._alert_notice))
 
     # -- app actions ---------------------------------------------------------
     def action_help(self) -> None:

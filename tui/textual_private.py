@@ -105,6 +105,11 @@ def notifications_shown(app: App) -> bool:
     return bool(app._notifications)
 
 
+def notifications(app: App) -> list[Notification]:
+    """The notifications on screen (Textual keeps no public list of them)."""
+    return list(app._notifications)
+
+
 def withdraw(app: App, notification: Notification) -> None:
     """Take ``notification`` off the screen if it is still there, without a refresh of its own
     (the notification that replaces it refreshes)."""

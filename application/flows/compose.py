@@ -34,7 +34,7 @@ from mailtriage.core.inert import header_text
 from mailtriage.application.flows.errors import ApplicationError
 from mailtriage.application.flows.proposals import BlockedBy, Field, Proposal, Write, WriteKind
 from mailtriage.application.flows.text import one_line, plain_lines
-from mailtriage.application.flows.errors import UsageError
+from mailtriage.application.flows.errors import NoListToReplyTo, UsageError
 from mailtriage.application.flows.security_thread import OutgoingRule, Verdict
 from mailtriage.application.flows.templates import identity
 from mailtriage.core.lean_dataclass import frozen_dataclass
@@ -313,8 +313,8 @@ def personal_form(kind: str, source: Message | None, own_address: str, *, signat
     if kind == REPLY_LIST:
         address = list_address(source)
         if address is None:
-            raise ValueError("this message has no List-Post address: it did not come through a mailing list "
-                             "(reply to the sender with r, to all with A)")
+            raise NoListToReplyTo("this message has no List-Post address: it did not come through a mailing list "
+                                  "(reply to the sender with r, to all with A)")
         return ComposeForm(REPLY, (address,), (), reply_subject(source.subject), quoted_body(source, signature))
     if kind == REPLY_ALL:
         others = [a.email for a in (*source.to, *source.cc)

@@ -8,7 +8,7 @@ application layer re-exports it from ``mailtriage.application.errors`` with its 
 
 from __future__ import annotations
 
-__all__ = ["ApplicationError", "UsageError"]
+__all__ = ["ApplicationError", "UsageError", "NoListToReplyTo"]
 
 
 class ApplicationError(Exception):
@@ -17,3 +17,8 @@ class ApplicationError(Exception):
 
 class UsageError(ApplicationError):
     """What the user asked for cannot be read: a malformed thread id, window, option or file."""
+
+
+class NoListToReplyTo(UsageError):
+    """A list-reply (``L``) on mail that came through no mailing list (no List-Post address):
+    the request is refused, with why and what to press instead; nothing failed."""

@@ -122,7 +122,7 @@ CASES_MAIN = [
     (errors.TrackerUsageError("x"), 2), (errors.NotFound("x"), 3), (errors.Refused("x"), 4),
     (errors.TrackerBackendError("x"), 4),
     (errors.AttachmentError("disk full"), 4), (errors.KeyringUnavailable("NoKeyringError"), 2),
-    (errors.SecretCommandFailed("pass failed"), 2),
+    (errors.SecretCommandFailed("pass failed"), 2), (errors.NoListToReplyTo("no List-Post"), 2),
 ]
 
 

@@ -303,3 +303,22 @@ def test_only_reserved_example_domains(messages, address_field):
             continue
         for address in message[address_field].addresses:
             assert allowed.search(address.domain), address.addr_spec
+
+
+def test_the_demo_docs_count_what_the_demo_holds():
+    # Walking issue 35 as a newcomer: docs/demo.md said 122 messages in 41 threads and three
+    # filed issues, docs/tui.md three filed reports and one reply for Sync, after the queue's
+    # demo (issue 37) made them 124, 42, six and two.
+    from pathlib import Path
+
+    from mailtriage.demo.tracker import DEMO_ISSUES, QUEUE_ISSUES
+
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    demo_md = (docs / "demo.md").read_text(encoding="utf-8")
+    assert f"{EXPECTED_MESSAGES} messages in {len(EXPECTED_THREADS)} threads" in demo_md
+    filed = {3: "three", 6: "six"}[len(DEMO_ISSUES) + len(QUEUE_ISSUES)]
+    tui_md = (docs / "tui.md").read_text(encoding="utf-8")
+    for text in (demo_md, tui_md):
+        assert f"starts with {filed} filed reports" in text
+        assert "three filed" not in text
+    assert "the one new reply" not in tui_md

@@ -60,6 +60,20 @@ async def until(pilot: Pilot, condition, what: str = "the condition", bound: flo
         pilot.app.screen._on_timer_update()
 
 
+def cursor_files(data: Path) -> list[Path]:
+    """The new-report alerts' cursor files in the user data folder ``data`` (none: no poll yet)."""
+    return sorted((data / "alerts").glob("*.json")) if (data / "alerts").is_dir() else []
+
+
+def seen_threads(data: Path) -> dict:
+    """The acknowledged cursor's threads as a poller reads them: the file and its journal."""
+    from mailtriage.application.flows.alerts import CursorStore
+
+    files = cursor_files(data)
+    cursor = CursorStore(files[0]).load() if files else None
+    return cursor["seen"] if cursor else {}
+
+
 def keep_notifications(app: AppT) -> AppT:
     """Make every notification last an hour. Textual forgets a toast after its timeout (2 to 10 s,
     wall clock), so on a loaded machine a test could read ``app._notifications`` after the toast

@@ -8,26 +8,11 @@ from email.utils import format_datetime
 from pathlib import Path
 
 from mailtriage.tui.alerts import MarkedRows
-from tests.tui.helpers import HOSTILE_SUBJECT, WAIT_BOUND, mail, make_app, mbox_project, screen_text, until
+from tests.tui.helpers import (HOSTILE_SUBJECT, WAIT_BOUND, cursor_files, mail, make_app, mbox_project, screen_text,
+                                seen_threads, until)
 
 NEW_SUBJECT = "RCE in the frob uploader"
 NEW_ID = "<rce-1@example.org>"
-
-
-def _cursor_files(data: Path) -> list[Path]:
-    return sorted((data / "alerts").glob("*.json")) if (data / "alerts").is_dir() else []
-
-
-def _seen(data: Path) -> dict:
-    """The acknowledged cursor's threads as a poller reads them: the file and its journal."""
-    from mailtriage.application.flows.alerts import CursorStore
-
-    files = _cursor_files(data)
-    cursor = CursorStore(files[0]).load() if files else None
-    return cursor["seen"] if cursor else {}
-
-
-_until = until  # the shared wait (tests/tui/helpers.py): a wall-clock bound, not a count of rounds
 
 
 def _append(path: Path, msg) -> None:
@@ -46,10 +31,10 @@ async def test_new_report_after_the_baseline_is_announced_acknowledged_and_inser
     app = make_app(folder, alerts=True)
     async with app.run_test(size=(140, 40)) as pilot:
         # The silent baseline: a cursor with the threads there are, and no alert.
-        await _until(pilot, lambda: bool(_cursor_files(user_data)), "the baseline cursor")
-        await _until(pilot, lambda: len(app.main.threads.thread_list.rows) > 0, "the listing")
+        await until(pilot, lambda: bool(cursor_files(user_data)), "the baseline cursor")
+        await until(pilot, lambda: len(app.main.threads.thread_list.rows) > 0, "the listing")
         # (The standard threads are older than the poll's look-back window, so it may be empty.)
-        assert not any(NEW_ID in key for key in _seen(user_data))
+        assert not any(NEW_ID in key for key in seen_threads(user_data))
         assert not any("new report" in (n.title or "") for n in app._notifications)
 
         hostile_new = mail(NEW_SUBJECT + " " + HOSTILE_SUBJECT, "Eve <eve@example.org>",
@@ -60,7 +45,7 @@ async def test_new_report_after_the_baseline_is_announced_acknowledged_and_inser
             return any(NEW_SUBJECT in line and "●" in line for line in screen_text(app).splitlines())
 
         def acknowledged_only_once_announced() -> None:
-            if any(NEW_ID in key for key in _seen(user_data)):
+            if any(NEW_ID in key for key in seen_threads(user_data)):
                 assert any(n.title == "1 new report" for n in app._notifications), "saved before it was announced"
 
         # The app's own listing is held back (the session's backend lock): the new row comes
@@ -68,9 +53,9 @@ async def test_new_report_after_the_baseline_is_announced_acknowledged_and_inser
         app.session._lock.acquire()
         try:
             await pilot.press("ctrl+n")
-            await _until(pilot, lambda: any(NEW_ID in key for key in _seen(user_data)), "the acknowledgement",
-                         check=acknowledged_only_once_announced)
-            await _until(pilot, row_shown, "the inserted row")
+            await until(pilot, lambda: any(NEW_ID in key for key in seen_threads(user_data)), "the acknowledgement",
+                        check=acknowledged_only_once_announced)
+            await until(pilot, row_shown, "the inserted row")
             # No listing is on its way: the news went into the rows on screen and is not also
             # kept for one (issue 39: kept for the whole of a storm, a summary per thread).
             assert app.main.alerts._alert_live == {}
@@ -89,11 +74,11 @@ async def test_poll_now_without_a_security_list_says_alerts_are_off(tmp_path, us
     mbox_project(folder, security_list=None)
     app = make_app(folder, alerts=True)
     async with app.run_test(size=(140, 40)) as pilot:
-        await _until(pilot, lambda: app.session.is_open and app.main.panes_ready, "the session")
+        await until(pilot, lambda: app.session.is_open and app.main.panes_ready, "the session")
         await pilot.pause(0.1)
         await pilot.press("ctrl+n")
-        await _until(pilot, lambda: any("alerts are off" in n.message for n in app._notifications), "the note")
-    assert not _cursor_files(user_data)
+        await until(pilot, lambda: any("alerts are off" in n.message for n in app._notifications), "the note")
+    assert not cursor_files(user_data)
 
 
 def test_marked_rows_mark_only_the_given_threads():
@@ -137,11 +122,11 @@ async def test_user_setting_zero_starts_no_poller(tmp_path, user_data, user_conf
     mbox_project(folder)
     app = make_app(folder, alerts=True)
     async with app.run_test(size=(140, 40)) as pilot:
-        await _until(pilot, lambda: app.session.is_open and app.main.panes_ready, "the session")
+        await until(pilot, lambda: app.session.is_open and app.main.panes_ready, "the session")
         await pilot.pause(0.2)
         assert app.main.alerts.alert_loop is None
         assert not any(w.group == "alerts" for w in app.workers)
-    assert not _cursor_files(user_data)
+    assert not cursor_files(user_data)
 
 
 async def test_the_poll_waits_for_a_thread_read_in_flight_and_starts_when_it_ends(tmp_path, user_data):
@@ -153,7 +138,7 @@ async def test_the_poll_waits_for_a_thread_read_in_flight_and_starts_when_it_end
     mbox_project(folder, extra_config={"alerts": {"poll_seconds": 3600}})
     app = make_app(folder, alerts=True)
     async with app.run_test(size=(140, 40)) as pilot:
-        await _until(pilot, lambda: app.main.alerts.alert_loop is not None, "the poll of the first start")
+        await until(pilot, lambda: app.main.alerts.alert_loop is not None, "the poll of the first start")
         main = app.main
         main.alerts.stop()  # as a new session does: the next listing starts the poll again
         release = threading.Event()
@@ -162,7 +147,7 @@ async def test_the_poll_waits_for_a_thread_read_in_flight_and_starts_when_it_end
         await pilot.pause(0.1)
         assert main.alerts.alert_loop is None and not any(w.group == "alerts" for w in app.workers)
         release.set()
-        await _until(pilot, lambda: read.is_finished and main.alerts.alert_loop is not None, "the poll after the read")
+        await until(pilot, lambda: read.is_finished and main.alerts.alert_loop is not None, "the poll after the read")
 
 
 async def test_a_second_whole_listing_of_the_same_list_freezes_nothing_more(tmp_path, user_data):
@@ -181,7 +166,7 @@ async def test_a_second_whole_listing_of_the_same_list_freezes_nothing_more(tmp_
     app.freeze_gc_after_start = True
     try:
         async with app.run_test(size=(140, 40)) as pilot:
-            await _until(pilot, lambda: app.main.alerts.alert_loop is not None, "the poll of the first start")
+            await until(pilot, lambda: app.main.alerts.alert_loop is not None, "the poll of the first start")
             gc.disable()  # the garbage below waits for a full collection, as in a long session
             garbage = Node()
             garbage.me = garbage
@@ -197,13 +182,13 @@ async def test_a_second_whole_listing_of_the_same_list_freezes_nothing_more(tmp_
 
 async def _announced_once_started(pilot, app, folder, user_data):
     """The baseline written, one new report appended, checked (Ctrl+n) and announced: the loop that did it."""
-    await _until(pilot, lambda: bool(_cursor_files(user_data)), "the baseline cursor")
+    await until(pilot, lambda: bool(cursor_files(user_data)), "the baseline cursor")
     _append(folder / "list.mbox", mail(NEW_SUBJECT, "Eve <eve@example.org>",
                                        format_datetime(datetime.now(timezone.utc)), NEW_ID, "details follow\n"))
     loop = app.main.alerts.alert_loop
     assert loop is not None
     await pilot.press("ctrl+n")
-    await _until(pilot, lambda: any(n.title == "1 new report" for n in app._notifications), "the announcement")
+    await until(pilot, lambda: any(n.title == "1 new report" for n in app._notifications), "the announcement")
     return loop
 
 
@@ -218,7 +203,7 @@ async def test_a_quit_right_after_an_announcement_leaves_it_acknowledged(tmp_pat
         loop = await _announced_once_started(pilot, app, folder, user_data)
     assert loop.stopped.is_set()
     assert loop.finished.wait(WAIT_BOUND), "the poll loop did not end after the quit"
-    assert any(NEW_ID in key for key in _seen(user_data))
+    assert any(NEW_ID in key for key in seen_threads(user_data))
 
 
 async def test_the_reopened_sessions_poll_starts_once_the_stopped_loop_has_written(tmp_path, user_data):
@@ -236,8 +221,8 @@ async def test_the_reopened_sessions_poll_starts_once_the_stopped_loop_has_writt
             loop = app.main.alerts.alert_loop
             return loop if loop is not None and loop is not old else None
 
-        await _until(pilot, lambda: new_loop() is not None and new_loop().poller is not None, "the new loop's poller")
+        await until(pilot, lambda: new_loop() is not None and new_loop().poller is not None, "the new loop's poller")
         assert old.finished.is_set(), "the new loop started before the stopped one had written"
-        assert any(NEW_ID in key for key in _seen(user_data))
-        await _until(pilot, lambda: new_loop().poller.last_judged > 0, "the new loop's first poll")
+        assert any(NEW_ID in key for key in seen_threads(user_data))
+        await until(pilot, lambda: new_loop().poller.last_judged > 0, "the new loop's first poll")
     assert [n.title for n in app._notifications].count("1 new report") == 1

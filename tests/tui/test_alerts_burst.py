@@ -10,8 +10,7 @@ import time
 from datetime import datetime, timedelta, timezone
 from email.utils import format_datetime
 
-from tests.tui.helpers import WAIT_BOUND, make_app
-from tests.tui.test_alerts import _cursor_files, _seen, _until
+from tests.tui.helpers import WAIT_BOUND, cursor_files, make_app, seen_threads, until
 from tests.tui.test_imap_drafts import LIST, imap_project  # noqa: F401  (the fixture)
 
 OLD = 30
@@ -72,7 +71,7 @@ async def test_a_burst_gives_a_few_coalesced_notifications_and_the_cursor_stays_
     app = make_app(imap_project, alerts=True)
     async with app.run_test(size=(140, 40)) as pilot:
         tl = app.main.threads.thread_list
-        await _until(pilot, lambda: len(tl.rows) >= OLD and bool(_cursor_files(user_data)), "listing and baseline")
+        await until(pilot, lambda: len(tl.rows) >= OLD and bool(cursor_files(user_data)), "listing and baseline")
         listed = len(tl.rows)  # the old reports and what the project fixture seeded
         tl.focus()
         for _ in range(5):
@@ -97,11 +96,11 @@ async def test_a_burst_gives_a_few_coalesced_notifications_and_the_cursor_stays_
 
         new_ids = [f"<burst-{i}@example.org>" for i in range(NEW)]
         try:
-            await _until(pilot, done.is_set, "the burst", bound=WAIT_BOUND + 20, check=watch)  # the burst lasts 20 s
+            await until(pilot, done.is_set, "the burst", bound=WAIT_BOUND + 20, check=watch)  # the burst lasts 20 s
             elapsed = time.monotonic() - began
-            await _until(pilot, lambda: all(any(m in key for key in _seen(user_data)) for m in new_ids),
-                         "every new report acknowledged", check=watch)
-            await _until(pilot, lambda: len(tl.rows) == listed + NEW, "every new thread listed", check=watch)
+            await until(pilot, lambda: all(any(m in key for key in seen_threads(user_data)) for m in new_ids),
+                        "every new report acknowledged", check=watch)
+            await until(pilot, lambda: len(tl.rows) == listed + NEW, "every new thread listed", check=watch)
             await pilot.pause(app.alert_notice_seconds + 0.5)
             watch()
         finally:

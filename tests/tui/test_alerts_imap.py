@@ -7,9 +7,8 @@ from email.utils import format_datetime
 
 from mailtriage.core.trace import TRACE
 
-from tests.tui.helpers import WAIT_BOUND, make_app, screen_text
+from tests.tui.helpers import WAIT_BOUND, cursor_files, make_app, screen_text, seen_threads
 from tests.tui.helpers import until as wait
-from tests.tui.test_alerts import _cursor_files, _seen
 from tests.tui.test_imap_drafts import LIST, imap_project  # noqa: F401  (the fixture)
 
 
@@ -42,12 +41,12 @@ async def test_idle_wakes_the_poller_and_the_new_report_is_shown(imap_project, d
     app = make_app(imap_project, alerts=True)
     try:
         async with app.run_test(size=(140, 40)) as pilot:
-            await until(pilot, lambda: bool(_cursor_files(user_data)), "the baseline cursor")
+            await until(pilot, lambda: bool(cursor_files(user_data)), "the baseline cursor")
             await until(pilot, lambda: bool(idles), "the poller's IDLE")  # the report comes while it waits
             dovecot.append(dovecot_user, "INBOX", _report("Auth bypass in frobd", "<bypass-1@example.org>"),
                            when=datetime.now(timezone.utc))
             await until(pilot, lambda: any(n.title == "1 new report" for n in app._notifications), "the alert")
-            await until(pilot, lambda: any("<bypass-1@example.org>" in key for key in _seen(user_data)),
+            await until(pilot, lambda: any("<bypass-1@example.org>" in key for key in seen_threads(user_data)),
                         "the acknowledgement")
             assert any("Auth bypass in frobd" in line and "●" in line for line in screen_text(app).splitlines())
     finally:

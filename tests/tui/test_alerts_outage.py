@@ -9,9 +9,8 @@ from datetime import datetime, timezone
 import pytest
 
 from tests.servers.dovecot import DovecotServer
-from tests.tui.helpers import WAIT_BOUND, make_app, write_imap_project
+from tests.tui.helpers import WAIT_BOUND, cursor_files, make_app, write_imap_project
 from tests.tui.helpers import until as wait
-from tests.tui.test_alerts import _cursor_files
 from tests.tui.test_alerts_imap import _report
 from tests.tui.test_imap_drafts import LIST, REPORT, WHEN
 
@@ -44,7 +43,7 @@ async def test_the_app_says_alerts_paused_and_resumed_and_shows_the_report_of_th
         f.write("\n[alerts]\npoll_seconds = 2\n")
     app = make_app(project, alerts=True)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: bool(_cursor_files(user_data)), "the baseline cursor")
+        await until(pilot, lambda: bool(cursor_files(user_data)), "the baseline cursor")
         own_dovecot.kill_master()
         await until(pilot, lambda: "New-report alerts paused" in _titles(app), "the outage notice")
         await until(pilot, lambda: sum(r.where == "alerts" for r in app.errors) >= 2, "a second failed poll")

@@ -11,8 +11,8 @@ from email.utils import format_datetime
 from mailtriage.application import Service
 from mailtriage.core.settings import UserSettings
 from mailtriage.tui.alerts import AlertLoop
-from tests.tui.helpers import WAIT_BOUND, mail, mbox_project, until_sync
-from tests.tui.test_alerts import NEW_ID, NEW_SUBJECT, _append, _seen
+from tests.tui.helpers import WAIT_BOUND, mail, mbox_project, seen_threads, until_sync
+from tests.tui.test_alerts import NEW_ID, NEW_SUBJECT, _append
 
 
 def _watch(tmp_path, user_data):
@@ -65,7 +65,7 @@ def test_news_acknowledged_in_memory_is_written_when_the_loop_stops(tmp_path, us
     thread.join(WAIT_BOUND)
     assert not thread.is_alive()
     assert [t.root_message_id for t in announced[0].new_threads] == [NEW_ID]
-    assert any(NEW_ID in key for key in _seen(user_data)), "announced, and not written when the loop ended"
+    assert any(NEW_ID in key for key in seen_threads(user_data)), "announced, and not written when the loop ended"
     assert loop.finished.is_set()
     # The next start: a poller of its own on the same cursor reports nothing new.
     poller = watch.make_poller()
@@ -108,7 +108,7 @@ def test_a_loop_after_a_stopped_one_polls_only_once_that_one_has_written(tmp_pat
     new_thread.join(WAIT_BOUND)
     assert new.finished.is_set()
     assert new_news == []
-    assert any(NEW_ID in key for key in _seen(user_data))
+    assert any(NEW_ID in key for key in seen_threads(user_data))
     service.close()
 
 

@@ -383,7 +383,7 @@ async def test_a_whole_first_page_on_the_first_frame_starts_the_poll_as_a_whole_
     page) and whose first frame shows it: the listing still answers with it as a whole listing, so
     the new-report poll starts (and the next start's frame is kept). Shown by the first frame alone,
     nothing started the poll."""
-    from tests.tui.test_alerts import _cursor_files, _until
+    from tests.tui.helpers import cursor_files, until
 
     project, _proxy = proxied_project
     settings = user_config / "config.toml"
@@ -399,4 +399,4 @@ async def test_a_whole_first_page_on_the_first_frame_starts_the_poll_as_a_whole_
     async with app.run_test(size=(140, 40)) as pilot:
         await wait_until(pilot, lambda: "2 threads · via list_recent_threads → imap" in threads_status(app))
         assert app.first_page_shown() is not None and app.first_page_shown().whole  # on the first frame
-        await _until(pilot, lambda: bool(_cursor_files(user_data)), "the poll's baseline")
+        await until(pilot, lambda: bool(cursor_files(user_data)), "the poll's baseline")

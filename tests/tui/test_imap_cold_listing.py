@@ -11,8 +11,7 @@ import pytest
 
 from mailtriage.core.trace import OPLOG, TRACE
 from mailtriage.tui.panes.thread_list import ThreadList
-from tests.tui.helpers import make_app, screen_text, settle
-from tests.tui.test_alerts import _cursor_files, _until
+from tests.tui.helpers import cursor_files, make_app, screen_text, settle, until
 from tests.tui.test_imap_drafts import REPORT, WHEN, imap_project  # noqa: F401 (fixture)
 from tests.tui.test_imap_network import Proxy
 
@@ -93,7 +92,7 @@ async def test_the_new_report_poll_starts_once_the_whole_window_is_listed(busy_l
     app.first_page = 2
     try:
         async with app.run_test(size=(140, 40)) as pilot:
-            await _until(pilot, lambda: bool(_cursor_files(user_data)), "the poll's baseline")
+            await until(pilot, lambda: bool(cursor_files(user_data)), "the poll's baseline")
     finally:
         proxy.close()
     ours = [r for r in OPLOG.items() if r.op == "list_recent_threads" and r.caller == "you"]

@@ -525,3 +525,19 @@ async def test_change_folder_offers_enter_which_opens_the_match(demo_dir):
         await settle(pilot)
         assert not isinstance(app.screen, FolderJump)
         assert "Threads · demo · Drafts" in screen_text(app)
+
+
+async def test_the_compose_dialog_offers_only_the_switch_its_mail_has(demo_dir):
+    """Walking the demo at 160x50: a receipt's compose dialog offered ^g (forward inline / as
+    attachment), dimmed, and ^g did nothing; only the key that switches this mail is offered."""
+    from mailtriage.tui.dialogs.compose import ComposeDialog
+
+    app = demo_app(demo_dir)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        assert isinstance(app.screen, ComposeDialog)
+        offered = footer_words(app) + dialog_footer(app)
+        assert "Receipt template / quoted reply" in offered
+        assert "Forward inline / as attachment" not in offered, offered

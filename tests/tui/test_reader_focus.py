@@ -12,6 +12,7 @@ from mailtriage.tui.panes.folders import FoldersPane
 from mailtriage.tui.panes.reader import ReaderPane, ThreadView
 from mailtriage.tui.panes.sources import SourceList, SourcesPane
 from mailtriage.tui.panes.thread_list import ThreadList
+from mailtriage.tui.panes.threads import ThreadPane
 from tests.tui.helpers import mail, make_app, mbox_project, settle
 
 
@@ -99,3 +100,13 @@ async def test_sources_and_folders_fold_back_and_the_zoom_key_gives_the_focused_
         await pilot.press("ctrl+w")
         await settle(pilot)
         assert reader.region.height == before and app.screen.query_one(ThreadList).region.height > 0
+        # Every pane zooms to the whole screen, not only the reader: the list (7 rows while a
+        # message is read at 80x24) and the sources pane (45%) kept their height, centred on a
+        # hatched screen.
+        for key, pane in (("3", ThreadPane), ("1", SourcesPane)):
+            await pilot.press(key, "ctrl+w")
+            await settle(pilot)
+            zoomed = app.screen.query_one(pane).region
+            assert zoomed.height >= 21 and zoomed.width == 80, (pane.__name__, zoomed)
+            await pilot.press("ctrl+w")
+            await settle(pilot)

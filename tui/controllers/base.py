@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Callable, TypeVar
 
 from textual.screen import Screen
 
-from mailtriage.application import MandatoryBackendUnavailable, Op
+from mailtriage.application import MandatoryBackendUnavailable, Op, UsageError
 from mailtriage.core.secrets import scrub
 from mailtriage.tui.controllers.banner import Banner
 from mailtriage.tui.errors import is_connection_problem
@@ -29,6 +29,7 @@ from mailtriage.tui.panes.reader import ReaderPane
 from mailtriage.tui.panes.sources import SourcesPane
 from mailtriage.tui.panes.threads import ThreadPane
 from mailtriage.tui.panes.tracker import TrackerPane
+from mailtriage.tui.sanitize import inert
 from mailtriage.application import Service
 
 if TYPE_CHECKING:
@@ -191,6 +192,9 @@ class ControllerBase(Screen):
         if is_connection_problem(error):  # the mandatory backend unreachable on reconnecting too
             self.session.forget_availability()
             self.listing.recheck()  # every source checked again: the sources pane shows it
+        if isinstance(error, UsageError):  # the request refused (L on mail from no list): why, not a failure
+            self.shell.notify(inert(scrub(str(error))), severity="warning", markup=False)
+            return
         if isinstance(error, (MandatoryBackendUnavailable, LookupError)):
             severity = "error" if isinstance(error, MandatoryBackendUnavailable) else "warning"
             self.shell.report_error(message.title, error, where=message.area, resolution=message.resolution,

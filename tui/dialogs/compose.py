@@ -249,10 +249,11 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
 
     # -- actions ------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # A switch this mail has not is not offered (False), not dimmed: pressed, it did nothing (issue 35).
         if action == "switch_kind":
-            return True if self._alternative() and self.form.is_reply else None
+            return bool(self._alternative() and self.form.is_reply)
         if action == "switch_forward":
-            return True if self._alternative() and self.form.is_forward else None
+            return bool(self._alternative() and self.form.is_forward)
         return True
 
     def action_submit(self) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mailtriage.backends.contract import Address, Message
+from mailtriage.application.errors import NoListToReplyTo, UsageError
 from mailtriage.application.flows.compose import REPLY, REPLY_LIST, list_address, personal_form
 
 
@@ -33,8 +34,10 @@ def test_a_personal_list_reply_goes_to_the_list_only():
 
 
 def test_a_list_reply_to_mail_that_came_through_no_list_is_refused_with_why():
-    with pytest.raises(ValueError, match="no List-Post address"):
+    # A refusal of what the user asked (a usage error: the CLI's 2, the app's warning), not a failure.
+    with pytest.raises(NoListToReplyTo, match="no List-Post address") as info:
         personal_form(REPLY_LIST, message(None), "me@example.org")
+    assert isinstance(info.value, UsageError)
 
 
 def test_a_project_list_reply_goes_to_the_security_list_whatever_list_post_says(tmp_path):
