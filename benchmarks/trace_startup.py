@@ -225,7 +225,21 @@ def launch(folder, *, demo):
     around(Service, "open", "project opening")  # the app's own (the child's is in its head start)
     from mailtriage.tui.controllers import listing  # the listing component (a mixin of MainScreen before)
     wrap(getattr(listing, "Listing", MainScreen), "start_first_listing", "app: first listing starts")
+    from mailtriage.tui import first_screen as first_screen_module
     from mailtriage.tui.first_screen import FirstScreen
+    if os.environ.get("TRACE_FIRST_PAGE_WAIT"):  # --first-page-wait: the cold start's wait on the UI thread
+        first_screen_module.FIRST_PAGE_WAIT = float(os.environ["TRACE_FIRST_PAGE_WAIT"])
+    if hasattr(FirstScreen, "first_page_for_first_frame"):
+        original_page = FirstScreen.first_page_for_first_frame
+        @functools.wraps(original_page)
+        def first_page_for_first_frame(self):
+            before = time.perf_counter()
+            page = original_page(self)
+            if self._listing_child is not None or page is not None:
+                mark(f"app: first page {'in' if page is not None else 'not in'} the first frame "
+                     f"(the UI thread waited {(time.perf_counter() - before) * 1000:.0f} ms)")
+            return page
+        FirstScreen.first_page_for_first_frame = first_page_for_first_frame
     if hasattr(FirstScreen, "open_held_enter"):  # the held Enter acted at its release (not posted)
         original_open = FirstScreen.open_held_enter
         @functools.wraps(original_open)
@@ -376,6 +390,9 @@ def main() -> int:
                         "100k Dovecot INBOX), not on the demo")
     parser.add_argument("--cold", action="store_true", help="with --server: cold starts (no summary cache, no "
                         "kept frame: the cache removed before each), Enter typed when the newest subject shows")
+    parser.add_argument("--first-page-wait", type=float, metavar="SECONDS",
+                        help="with --cold: this checkout once more, alternated, with tui/first_screen.py's "
+                        "FIRST_PAGE_WAIT (how long the main screen's mount waits for the child's first page) set so")
     args = parser.parse_args()
     cold = None
     if args.cold:
@@ -383,15 +400,18 @@ def main() -> int:
             parser.error("--cold needs --server")
         cold = re.compile(re.escape(json.loads(args.server.read_text(encoding="utf-8"))["subject"].encode()))
     print(f"load average: {os.getloadavg()[0]:.1f}")
-    subjects = {"this checkout": (sys.executable, ROOT)}
+    subjects = {"this checkout": (sys.executable, ROOT, {})}
+    if args.first_page_wait is not None:
+        subjects[f"this checkout, FIRST_PAGE_WAIT = {args.first_page_wait:g}"] = (
+            sys.executable, ROOT, {"TRACE_FIRST_PAGE_WAIT": str(args.first_page_wait)})
     if args.compare is not None:
         other = args.compare.resolve()
-        subjects[f"compare: {other.name}"] = (str(other / ".venv" / "bin" / "python"), other)
+        subjects[f"compare: {other.name}"] = (str(other / ".venv" / "bin" / "python"), other, {})
     results: dict[str, list[dict[str, tuple[float, float]]]] = {name: [] for name in subjects}
     with tempfile.TemporaryDirectory(prefix="mailtriage-trace-startup-") as tmp:
         workdirs = {}
         imap = None if args.server is None else imap_project(Path(tmp), args.server)
-        for i, (name, (python, cwd)) in enumerate(subjects.items()):
+        for i, (name, (python, cwd, _extra)) in enumerate(subjects.items()):
             workdirs[name] = Path(tmp) / f"subject{i}"
             (workdirs[name] / "config").mkdir(parents=True)
             if imap is not None and cold is not None:
@@ -404,10 +424,10 @@ def main() -> int:
                 (workdirs[name] / "config" / "config.toml").write_text("[settings]\nfirst_paint = false\n")
             demo_start(python, cwd, workdirs[name], keep=True)  # the warm-up: the demo workspace, a kept frame
         for _ in range(args.runs):  # alternated: a loaded machine weighs on both alike
-            for name, (python, cwd) in subjects.items():
+            for name, (python, cwd, extra) in subjects.items():
                 results[name].append(run_once(workdirs[name], workdirs[name] / "trace.txt", key=not args.no_key,
-                                              profile=args.profile, python=python, cwd=cwd, imap=imap,
-                                              cold=cold))
+                                              profile=args.profile, python=python, cwd=cwd,
+                                              imap=None if imap is None else {**imap, **extra}, cold=cold))
     for name, runs in results.items():
         print(f"{name}:")
         report(runs)
