@@ -109,6 +109,24 @@ without it), but reordering gains nothing: the same work (its read of the folder
 with the first body FETCH (0.28-0.37 s), which the read ahead needs anyway. So the start's CPU on two cores
 (the UI thread ~0.6 s, the child ~0.25 s, Dovecot's uidlist read, the terminal's reader) is what the 100k
 first key waits for beyond the demo's.
+2026-12-04 (branch audit36): a cold start's wait for the child's first page (tui/first_screen.py,
+FIRST_PAGE_WAIT = 0.1 s) was a select() on the child's pipe on the UI thread as the main screen mounted.
+``--server --cold --first-page-wait 0`` on a 20k Dovecot folder, through a loopback proxy that delays each
+direction (/tmp, not kept: a remote server's round trip), load 3-5, seconds, medians:
+  | round trip | UI thread waited (0.1 s) | page in the first frame | newest subject: 0.1 s / 0 s |
+  | none       | 0-1 ms, 5 of 5           | 5 of 5 / 5 of 5         | 0.583 / 0.489 (the same code path) |
+  | 16 ms      | 10-103 ms, 16 of 16      | 8 of 16 / 0 of 16       | 0.535 / 0.614 (9 runs each)        |
+  | 50 ms      | 100-101 ms, 7 of 7       | 0 of 7 / 0 of 7         | 1.000 / 0.971                      |
+  So the UI blocked up to 0.1 s in every start against a server that is not on this machine, yet dropping
+  the wait cost ~0.08 s at 16 ms: the app's own opening, started at mount, held the interpreter when the page
+  came (its rows came ~0.1 s after the page was sent, against ~0.03 s). Kept: the wait, off the UI thread (the
+  first frame drawn at once; the page taken on the event loop when the pipe is readable and shown then; the
+  opening after it, or after FIRST_PAGE_WAIT). ``--compare`` the base, load 12.6-13.1 (the spread of that load
+  hides any difference): 16 ms, newest subject 1.038 s (base 1.144 s), UI waited 0-16 ms (base 0-105 ms);
+  50 ms, 1.629 s (base 1.449 s), UI waited 0-6 ms (base 100-105 ms in 6 of 7); again, --runs 9 at load
+  10.6-14.8, 1.535 s (base 1.451 s; max 1.752 s, base 2.164 s), UI waited 0-11 ms (base 100-109 ms in 6 of 9).
+  bench_startup.py --runs 5 --compare (the demo: a warm head start, not this path), load 11-12: first key acts
+  1.044 s (base 1.061 s), UI thread CPU until it acted 0.309 s (base 0.316 s). A quiet machine decides.
 """
 
 from __future__ import annotations
