@@ -76,7 +76,6 @@ class FirstScreen:
     _footer_waits = 0
     release_keys: Callable[[], None]  # StartupKeys' (tui/startup_keys.py)
     start_rows_awaited: bool  # StartupKeys'
-    start_listing_answered: Callable[[], None]  # StartupKeys'
     call_later: Callable[..., bool]  # the App's
     call_after_refresh: Callable[..., bool]  # the App's
     set_timer: Callable[..., Any]  # the App's
@@ -186,7 +185,6 @@ class FirstScreen:
                 main = self.main
                 if page is not None and main is not None:
                     main.listing.show_first_page(page)
-                    self.call_later(self.start_listing_answered)  # keys held for these rows act on them
 
         self._page_watch = self.set_timer(FIRST_PAGE_WAIT, came)
         loop.add_reader(child.fd, came)

@@ -291,16 +291,11 @@ async def test_a_cold_starts_first_page_on_its_way_is_waited_for_off_the_ui_thre
     """The main screen mounts without waiting for a first page still on its way (the UI never
     waits on I/O; it blocked in select() up to FIRST_PAGE_WAIT): its first frame is drawn, the
     page is shown the moment it comes (within FIRST_PAGE_WAIT, here long enough for any load),
-    and the app's own opening, which would compete with it, starts only then. A key held for the
-    first rows acts once the page's rows are on, the app's own opening still held (as when the page
-    is in the first frame)."""
-    from textual import events
-
+    and the app's own opening, which would compete with it, starts only then."""
     monkeypatch.setattr(head_start, "FIRST_PAGE", 1)
     monkeypatch.setattr(first_screen, "FIRST_PAGE_WAIT", WAIT_BOUND)
     project, proxy = proxied_project
     proxy.hold()  # the child's sign-in and listing wait; its head start asks no server
-    opening = None
     try:
         child = ForkedHeadStart.start(project, demo=False)
         app = make_app(project)
@@ -308,27 +303,16 @@ async def test_a_cold_starts_first_page_on_its_way_is_waited_for_off_the_ui_thre
         assert child.ready(WAIT_BOUND)
         app.prepare_first_screen(child)  # the head start only: the child lists on
         assert app.head_start.listing_follows
-        opening = app.session._lock.lock  # the backend lock the app's opening takes: it waits
-        opening.acquire()
-        app._held_keys.append(events.Key("enter", "\r"))  # as StartupKeys.on_event holds a key typed before
         at_layouts, hook = rows_at_each_layout(app)
         async with app.run_test(size=(140, 40), message_hook=hook) as pilot:
             await wait_until(pilot, lambda: len(at_layouts) > 1)  # drawn while the page is held
             assert at_layouts[1] == 0, at_layouts
             assert [w.name for w in app.workers if w.group == "session"] == []  # the opening waits
-            assert app._held_keys is not None  # the Enter waits for rows
             proxy.release()
             await wait_until(pilot, lambda: len(app.screen.query_one(ThreadList).rows) == 1)
-            await wait_until(pilot, lambda: app._held_keys is None)  # it acts on them, the opening still held
-            assert not app.session.is_open
-            opening.release()
-            opening = None
-            await wait_until(pilot, lambda: shown_subject(app) == "Second report")  # what the Enter opened
             await wait_until(pilot, lambda: "2 threads · via list_recent_threads → imap" in threads_status(app))
     finally:
         proxy.release()
-        if opening is not None:
-            opening.release()
 
 
 async def test_a_cold_starts_read_ahead_is_shown_in_the_enters_own_frame(proxied_project, monkeypatch):
