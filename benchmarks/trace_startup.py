@@ -239,8 +239,6 @@ def launch(folder, *, demo):
     wrap(ForkedHeadStart, "_keep_read", "read ahead received (a worker)")
     wrap(ForkedHeadStart, "next_listing", "app: child's first listing part received (a worker)")
     wrap(getattr(listing_module, "Listing", MainScreen), "loaded", "app: first rows loaded (UI)")
-    if hasattr(getattr(listing_module, "Listing", None), "show_first_page"):  # since audit36
-        wrap(listing_module.Listing, "show_first_page", "app: child's first page shown (UI)")
     from mailtriage.application import Service
     around(Service, "open", "project opening")  # the app's own (the child's is in its head start)
     from mailtriage.tui.controllers import listing  # the listing component (a mixin of MainScreen before)

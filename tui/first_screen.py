@@ -10,14 +10,12 @@ meanwhile wait for it), so the child's work is never done twice beside it.
 
 from __future__ import annotations
 
-import asyncio
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from textual import events, work
 from textual.message import Message
-from textual.timer import Timer
 
 from mailtriage.tui import first_paint, textual_private
 from mailtriage.tui.panes.thread_list import ThreadList
@@ -63,7 +61,6 @@ class FirstScreen:
     #: Its first page, when the main screen's first frame showed it (first_page_for_first_frame).
     _first_page: ListingPart | None = None
     _open_at_first_frame = False  # a cold start's opening waits for the main screen's first frame
-    _page_watch: Timer | None = None  # a cold start's first page awaited after that frame (_watch_first_page)
     _first_frame_passed = False
     #: The child that reads the first row's thread ahead (tui/head_start.py), until the app ends.
     _read_child: ForkedHeadStart | None = None
@@ -154,45 +151,17 @@ class FirstScreen:
 
     def first_page_for_first_frame(self) -> ListingPart | None:
         """A cold start, as the main screen shows the head start (just before its first frame): the
-        child's first page when it is here, for that frame, and this process's opening and first
-        listing started (after that frame when it shows rows, as after a warm start's; the listing
-        goes on from the page). None when the page has not come: the frame is drawn without it, and
-        the page is shown the moment it comes (:meth:`_watch_first_page`). Once."""
+        child's first page when it is here by now or within FIRST_PAGE_WAIT, for that frame, and
+        this process's opening and first listing started (after that frame when it shows rows, as
+        after a warm start's; the listing goes on from the page). None when the page has not come:
+        the listing shows it when it comes. In a frame of its own, after an empty one, the page's
+        rows came 0.1-0.2 s later (issue 33, benchmarks/bench_read_newest.py). Once."""
         self._first_frame_passed = True
         if not self._open_at_first_frame:
             return None  # (the opening started already, or a late head start's opens as it comes)
         self._open_at_first_frame = False
         child = self._listing_child
-        if child is not None and not child.ready(0):
-            self._watch_first_page(child)
-            return None
-        return self._take_first_page(child)
-
-    def _watch_first_page(self, child: ForkedHeadStart) -> None:
-        """A cold start's first page still on its way: taken when the child's pipe is readable, on
-        the event loop (the UI thread never blocks on the pipe), or left to the listing after
-        FIRST_PAGE_WAIT. The opening waits as long: started at once, its imports and sign-in held
-        the interpreter when the page came, and the page's rows came ~0.1 s after it
-        (benchmarks/trace_startup.py --first-page-wait)."""
-        loop = asyncio.get_running_loop()
-
-        def came() -> None:
-            if self._page_watch is not None:  # the timer and the pipe: whichever is first
-                self._page_watch.stop()
-                self._page_watch = None
-                loop.remove_reader(child.fd)
-                page = self._take_first_page(child)
-                main = self.main
-                if page is not None and main is not None:
-                    main.listing.show_first_page(page)
-
-        self._page_watch = self.set_timer(FIRST_PAGE_WAIT, came)
-        loop.add_reader(child.fd, came)
-
-    def _take_first_page(self, child: ForkedHeadStart | None) -> ListingPart | None:
-        """The child's first page if it is in the pipe, with this process's opening started; None
-        when it has not come (the listing takes it as it comes) or the child failed."""
-        part = child.next_listing() if child is not None and child.ready(0) else None
+        part = child.next_listing() if child is not None and child.ready(FIRST_PAGE_WAIT) else None
         if part is None:  # the listing takes the page as it comes: it starts now, as the opening does
             if child is not None and child.ready(0):  # it failed (and was ended): this process lists
                 self._listing_child_taken = True
@@ -221,9 +190,6 @@ class FirstScreen:
 
     def cancel_head_start(self) -> None:
         """The app ends: a child still reading is ended (with what it started)."""
-        if self._page_watch is not None and self._listing_child is not None:
-            self._page_watch = None
-            asyncio.get_running_loop().remove_reader(self._listing_child.fd)
         if self._late_head_start is not None:
             self._late_head_start.cancel()
         if self._listing_child is not None:

@@ -61,7 +61,7 @@ FIRST_PAGE = 200
 #: start (the child is usually done by then: it opens the project while the parent imports
 #: Textual). A later answer is shown when it comes, in a second frame.
 FIRST_FRAME_WAIT = 0.2
-#: How long a cold start's opening waits, after its first frame, for the child's first page (the UI does not).
+#: How long a cold start's main screen waits as it mounts for the child's first page (tui/first_screen.py).
 FIRST_PAGE_WAIT = 0.1
 #: How long a late child may take in all before the parent opens the project itself. It does
 #: what the parent would do in its place (open the project, scan an archive the first time),

@@ -102,14 +102,8 @@ class Listing:
         elif head.listing_follows:  # a cold start: the child's first page, when it is here already
             page = self._screen.shell.first_page_for_first_frame()
             if page is not None:
-                self.show_first_page(page)
-
-    def show_first_page(self, page: ListingPart) -> None:
-        """A cold start's first page from start-up's child: in the first frame, or as it comes."""
-        head = self._screen.shell.head_start
-        if head is not None and self.current_list == head.list_name:  # (not when another list was chosen)
-            self._screen.threads.show_rows(rows_for(page.listing()), page.resolution, head.list_name,
-                                           partial=not page.whole)
+                self._screen.threads.show_rows(rows_for(page.listing()), page.resolution, head.list_name,
+                                               partial=not page.whole)
 
     def session_opened(self, message: SessionOpened) -> None:
         """The project is open (routed by the screen; the app posts it)."""
