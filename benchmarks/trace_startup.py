@@ -119,14 +119,18 @@ direction (/tmp, not kept: a remote server's round trip), load 3-5, seconds, med
   | 50 ms      | 100-101 ms, 7 of 7       | 0 of 7 / 0 of 7         | 1.000 / 0.971                      |
   So the UI blocked up to 0.1 s in every start against a server that is not on this machine, yet dropping
   the wait cost ~0.08 s at 16 ms: the app's own opening, started at mount, held the interpreter when the page
-  came (its rows came ~0.1 s after the page was sent, against ~0.03 s). Kept: the wait, off the UI thread (the
-  first frame drawn at once; the page taken on the event loop when the pipe is readable and shown then; the
-  opening after it, or after FIRST_PAGE_WAIT). ``--compare`` the base, load 12.6-13.1 (the spread of that load
-  hides any difference): 16 ms, newest subject 1.038 s (base 1.144 s), UI waited 0-16 ms (base 0-105 ms);
-  50 ms, 1.629 s (base 1.449 s), UI waited 0-6 ms (base 100-105 ms in 6 of 7); again, --runs 9 at load
-  10.6-14.8, 1.535 s (base 1.451 s; max 1.752 s, base 2.164 s), UI waited 0-11 ms (base 100-109 ms in 6 of 9).
-  bench_startup.py --runs 5 --compare (the demo: a warm head start, not this path), load 11-12: first key acts
-  1.044 s (base 1.061 s), UI thread CPU until it acted 0.309 s (base 0.316 s). A quiet machine decides.
+  came (its rows came ~0.1 s after the page was sent, against ~0.03 s). Tried and reverted: the wait off the
+  UI thread (the first frame drawn at once, the page taken on the event loop when the pipe is readable and
+  shown then, the opening after it or at FIRST_PAGE_WAIT). ``--compare`` the base at load 1.9-3.3, 16 ms:
+  the newest subject no later (0.445 s against 0.417 s this checkout first; 0.409 s against 0.475 s the base
+  first), but the body 0.13 s later in both orders (0.608 / 0.479 s; 0.670 / 0.715 s with the first four quiet
+  runs 0.48-0.64 s against 0.46-0.47 s): the opening, no longer behind the first frame's paint, ended before
+  the child's read ahead came (received 0.57-0.61 s against 0.43-0.45 s), the listing stops waiting for a
+  read ahead once the project is open, and the Enter read the thread itself. 50 ms: equal (body 0.900 /
+  0.890 s). So the UI's wait is the price of the read ahead's race with the opening; removing it needs the
+  read ahead served after the opening too (until the listing is whole, as tui/head_start.py says it is),
+  then this measured again. bench_startup.py --runs 5 --compare (the demo: a warm head start, not this path),
+  load 11-12: first key acts 1.044 s (base 1.061 s).
 """
 
 from __future__ import annotations
