@@ -47,6 +47,8 @@ if TYPE_CHECKING:
     from mailtriage.application.flows.sweep import SweepFlow as SweepFlow
     from mailtriage.application.flows.sync import SyncFlow as SyncFlow
     from mailtriage.application.list_read import unconfigured_list as unconfigured_list
+    from mailtriage.application.crypto import ON_DISK_EDITOR_NOTE as ON_DISK_EDITOR_NOTE
+    from mailtriage.application.crypto import editor_folder as editor_folder
     from mailtriage.application.location import project_dir as project_dir
     from mailtriage.application.operations import OpArgs as OpArgs
     from mailtriage.application.overview import ThreadStatus as ThreadStatus
@@ -163,6 +165,7 @@ _export("mailtriage.application.service", "Service")
 # imports it at start-up); the search itself from the application's module
 _export("mailtriage.backends.search", "SearchPage")
 _export("mailtriage.application.list_read", "unconfigured_list")
+_export("mailtriage.application.crypto", "ON_DISK_EDITOR_NOTE", "editor_folder")
 _export("mailtriage.application.search", "search_request", "search_project", "search_account")
 _export("mailtriage.application.overview", "ThreadStatus")
 _export("mailtriage.application.queue", "QueueState", "build_queue", "propose_claim", "propose_release",

@@ -17,7 +17,7 @@ import base64
 import hashlib
 from typing import Iterable, Sequence, Union
 
-from mailtriage.backends.contract import Message, Thread, ThreadId, ThreadSummary
+from mailtriage.backends.contract import Thread, ThreadId, ThreadSummary
 from mailtriage.core.lean_dataclass import frozen_dataclass
 
 HYPERKITTY_KIND = "hyperkitty"
@@ -39,19 +39,6 @@ def hyperkitty_hash(message_id: str) -> str:
     """
     bare = normalize_message_id(message_id).strip("<>")
     return base64.b32encode(hashlib.sha1(bare.encode("utf-8")).digest()).decode("ascii")
-
-
-def joins_thread(message: Message, root_message_id: str) -> bool:
-    """DESIGN's rule: a message joins a thread when its own ID is the root, or the root
-    is in its References / In-Reply-To."""
-    root = normalize_message_id(root_message_id)
-    if not root:
-        return False
-    if normalize_message_id(message.message_id) == root:
-        return True
-    if normalize_message_id(message.in_reply_to) == root:
-        return True
-    return any(normalize_message_id(ref) == root for ref in message.references)
 
 
 def root_message_id(item: Union[ThreadSummary, Thread]) -> str:

@@ -29,8 +29,8 @@ import functools
 from pathlib import Path
 from typing import Iterable, Sequence
 
-# Raised by :func:`require_send_allowed`; it lives under the mail error root and stays
-# importable from here.
+# Raised by the adapters' sends when check_send refuses; it lives under the mail error root and
+# stays importable from here.
 from mailtriage.backends.errors import SendRefused  # noqa: F401
 from mailtriage.core.lean_dataclass import frozen_dataclass
 
@@ -110,13 +110,6 @@ def refusal_hint(refusal: SendRefusal, account_id: str) -> str | None:
         return (f"set authserv_id in [accounts.{account_id}] to the name your receiving server writes first in "
                 "Authentication-Results (e.g. mx.example.org)")
     return None
-
-
-def require_send_allowed(original: Headers | None, **kwargs) -> None:
-    """:func:`check_send`, raising SendRefused instead of returning a refusal."""
-    refusal = check_send(original, **kwargs)
-    if refusal:
-        raise SendRefused(refusal)
 
 
 def _trusted_ids(authserv_id: str | Iterable[str] | None) -> set[str]:

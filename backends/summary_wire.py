@@ -74,11 +74,6 @@ def pack_summaries(summaries: Sequence[ThreadSummary]) -> list[tuple]:
     return packed
 
 
-def unpack_summaries(packed: Sequence[tuple]) -> list[ThreadSummary]:
-    """The summaries :func:`pack_summaries` packed, equal field for field, all built now."""
-    return [_built(row) for row in packed]
-
-
 class PackedSummaries(SequenceABC):
     """The summaries :func:`pack_summaries` packed, each built when first read (and kept).
 

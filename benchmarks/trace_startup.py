@@ -109,6 +109,28 @@ without it), but reordering gains nothing: the same work (its read of the folder
 with the first body FETCH (0.28-0.37 s), which the read ahead needs anyway. So the start's CPU on two cores
 (the UI thread ~0.6 s, the child ~0.25 s, Dovecot's uidlist read, the terminal's reader) is what the 100k
 first key waits for beyond the demo's.
+2026-12-04 (branch audit36): a cold start's wait for the child's first page (tui/first_screen.py,
+FIRST_PAGE_WAIT = 0.1 s) was a select() on the child's pipe on the UI thread as the main screen mounted.
+``--server --cold --first-page-wait 0`` on a 20k Dovecot folder, through a loopback proxy that delays each
+direction (/tmp, not kept: a remote server's round trip), load 3-5, seconds, medians:
+  | round trip | UI thread waited (0.1 s) | page in the first frame | newest subject: 0.1 s / 0 s |
+  | none       | 0-1 ms, 5 of 5           | 5 of 5 / 5 of 5         | 0.583 / 0.489 (the same code path) |
+  | 16 ms      | 10-103 ms, 16 of 16      | 8 of 16 / 0 of 16       | 0.535 / 0.614 (9 runs each)        |
+  | 50 ms      | 100-101 ms, 7 of 7       | 0 of 7 / 0 of 7         | 1.000 / 0.971                      |
+  So the UI blocked up to 0.1 s in every start against a server that is not on this machine, yet dropping
+  the wait cost ~0.08 s at 16 ms: the app's own opening, started at mount, held the interpreter when the page
+  came (its rows came ~0.1 s after the page was sent, against ~0.03 s). Tried and reverted: the wait off the
+  UI thread (the first frame drawn at once, the page taken on the event loop when the pipe is readable and
+  shown then, the opening after it or at FIRST_PAGE_WAIT). ``--compare`` the base at load 1.9-3.3, 16 ms:
+  the newest subject no later (0.445 s against 0.417 s this checkout first; 0.409 s against 0.475 s the base
+  first), but the body 0.13 s later in both orders (0.608 / 0.479 s; 0.670 / 0.715 s with the first four quiet
+  runs 0.48-0.64 s against 0.46-0.47 s): the opening, no longer behind the first frame's paint, ended before
+  the child's read ahead came (received 0.57-0.61 s against 0.43-0.45 s), the listing stops waiting for a
+  read ahead once the project is open, and the Enter read the thread itself. 50 ms: equal (body 0.900 /
+  0.890 s). So the UI's wait is the price of the read ahead's race with the opening; removing it needs the
+  read ahead served after the opening too (until the listing is whole, as tui/head_start.py says it is),
+  then this measured again. bench_startup.py --runs 5 --compare (the demo: a warm head start, not this path),
+  load 11-12: first key acts 1.044 s (base 1.061 s).
 """
 
 from __future__ import annotations
@@ -225,7 +247,21 @@ def launch(folder, *, demo):
     around(Service, "open", "project opening")  # the app's own (the child's is in its head start)
     from mailtriage.tui.controllers import listing  # the listing component (a mixin of MainScreen before)
     wrap(getattr(listing, "Listing", MainScreen), "start_first_listing", "app: first listing starts")
+    from mailtriage.tui import first_screen as first_screen_module
     from mailtriage.tui.first_screen import FirstScreen
+    if os.environ.get("TRACE_FIRST_PAGE_WAIT"):  # --first-page-wait: the cold start's wait on the UI thread
+        first_screen_module.FIRST_PAGE_WAIT = float(os.environ["TRACE_FIRST_PAGE_WAIT"])
+    if hasattr(FirstScreen, "first_page_for_first_frame"):
+        original_page = FirstScreen.first_page_for_first_frame
+        @functools.wraps(original_page)
+        def first_page_for_first_frame(self):
+            before = time.perf_counter()
+            page = original_page(self)
+            if self._listing_child is not None or page is not None:
+                mark(f"app: first page {'in' if page is not None else 'not in'} the first frame "
+                     f"(the UI thread waited {(time.perf_counter() - before) * 1000:.0f} ms)")
+            return page
+        FirstScreen.first_page_for_first_frame = first_page_for_first_frame
     if hasattr(FirstScreen, "open_held_enter"):  # the held Enter acted at its release (not posted)
         original_open = FirstScreen.open_held_enter
         @functools.wraps(original_open)
@@ -376,6 +412,9 @@ def main() -> int:
                         "100k Dovecot INBOX), not on the demo")
     parser.add_argument("--cold", action="store_true", help="with --server: cold starts (no summary cache, no "
                         "kept frame: the cache removed before each), Enter typed when the newest subject shows")
+    parser.add_argument("--first-page-wait", type=float, metavar="SECONDS",
+                        help="with --cold: this checkout once more, alternated, with tui/first_screen.py's "
+                        "FIRST_PAGE_WAIT (how long the main screen's mount waits for the child's first page) set so")
     args = parser.parse_args()
     cold = None
     if args.cold:
@@ -383,15 +422,18 @@ def main() -> int:
             parser.error("--cold needs --server")
         cold = re.compile(re.escape(json.loads(args.server.read_text(encoding="utf-8"))["subject"].encode()))
     print(f"load average: {os.getloadavg()[0]:.1f}")
-    subjects = {"this checkout": (sys.executable, ROOT)}
+    subjects = {"this checkout": (sys.executable, ROOT, {})}
+    if args.first_page_wait is not None:
+        subjects[f"this checkout, FIRST_PAGE_WAIT = {args.first_page_wait:g}"] = (
+            sys.executable, ROOT, {"TRACE_FIRST_PAGE_WAIT": str(args.first_page_wait)})
     if args.compare is not None:
         other = args.compare.resolve()
-        subjects[f"compare: {other.name}"] = (str(other / ".venv" / "bin" / "python"), other)
+        subjects[f"compare: {other.name}"] = (str(other / ".venv" / "bin" / "python"), other, {})
     results: dict[str, list[dict[str, tuple[float, float]]]] = {name: [] for name in subjects}
     with tempfile.TemporaryDirectory(prefix="mailtriage-trace-startup-") as tmp:
         workdirs = {}
         imap = None if args.server is None else imap_project(Path(tmp), args.server)
-        for i, (name, (python, cwd)) in enumerate(subjects.items()):
+        for i, (name, (python, cwd, _extra)) in enumerate(subjects.items()):
             workdirs[name] = Path(tmp) / f"subject{i}"
             (workdirs[name] / "config").mkdir(parents=True)
             if imap is not None and cold is not None:
@@ -404,10 +446,10 @@ def main() -> int:
                 (workdirs[name] / "config" / "config.toml").write_text("[settings]\nfirst_paint = false\n")
             demo_start(python, cwd, workdirs[name], keep=True)  # the warm-up: the demo workspace, a kept frame
         for _ in range(args.runs):  # alternated: a loaded machine weighs on both alike
-            for name, (python, cwd) in subjects.items():
+            for name, (python, cwd, extra) in subjects.items():
                 results[name].append(run_once(workdirs[name], workdirs[name] / "trace.txt", key=not args.no_key,
-                                              profile=args.profile, python=python, cwd=cwd, imap=imap,
-                                              cold=cold))
+                                              profile=args.profile, python=python, cwd=cwd,
+                                              imap=None if imap is None else {**imap, **extra}, cold=cold))
     for name, runs in results.items():
         print(f"{name}:")
         report(runs)

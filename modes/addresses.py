@@ -147,11 +147,6 @@ class MasAddress:
         return self.canonical
 
 
-def equivalence_key(address: str) -> str:
-    """The equivalence key of a resource address text. Raises AddressError."""
-    return MasAddress.parse(address).without_mode().key
-
-
 def same_domain(address: MasAddress, domain: str) -> bool:
     try:
         return address.domain == normalize_domain(domain)[0]

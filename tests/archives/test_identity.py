@@ -8,7 +8,6 @@ from mailtriage.backends.contract import Address, Message, Thread, ThreadId, Thr
 from mailtriage.backends.identity import (
     group_threads,
     hyperkitty_hash,
-    joins_thread,
     normalize_message_id,
     root_message_id,
 )
@@ -59,15 +58,6 @@ def test_threads_use_their_root_message():
     assert root_message_id(thread) == "<r@x>"
     groups = group_threads([thread, summary("imap", "<r@x>", "<r@x>")])
     assert len(groups) == 1 and groups[0].thread_ids == (ThreadId("ponymail", "mid1"), ThreadId("imap", "<r@x>"))
-
-
-def test_joins_thread_rule():
-    root = "<r@x>"
-    assert joins_thread(Message("<r@x>", "", Address("", "")), root)
-    assert joins_thread(Message("<a@x>", "", Address("", ""), in_reply_to="r@x"), root)
-    assert joins_thread(Message("<b@x>", "", Address("", ""), references=("<q@x>", "<r@x>")), root)
-    assert not joins_thread(Message("<c@x>", "", Address("", ""), in_reply_to="<q@x>"), root)
-    assert not joins_thread(Message("<c@x>", "", Address("", "")), "")
 
 
 def test_same_id_twice_is_listed_once():

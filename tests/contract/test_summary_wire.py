@@ -13,7 +13,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from mailtriage.backends.contract import Address, ThreadId, ThreadSummary
-from mailtriage.backends.summary_wire import pack_summaries, unpack_summaries
+from mailtriage.backends.summary_wire import PackedSummaries, pack_summaries
 
 zones = st.sampled_from([timezone.utc, timezone(timedelta(hours=-5)), timezone(timedelta(hours=5, minutes=30)),
                          timezone(timedelta(hours=1), "UTC+01:00"), timezone(timedelta(0), "GMT"),
@@ -37,7 +37,7 @@ EDGES = [datetime(1, 1, 1, tzinfo=timezone.utc), datetime(9999, 12, 31, 23, 59, 
 
 
 def through_the_pipe(listing: list[ThreadSummary]) -> list[ThreadSummary]:
-    return unpack_summaries(pickle.loads(pickle.dumps(pack_summaries(listing), protocol=pickle.HIGHEST_PROTOCOL)))
+    return list(PackedSummaries(pickle.loads(pickle.dumps(pack_summaries(listing), protocol=pickle.HIGHEST_PROTOCOL))))
 
 
 def same(a, b) -> None:
@@ -69,7 +69,8 @@ def test_a_listing_of_fixed_offsets_travels_without_datetime_objects():
     sent = datetime.fromisoformat("2026-12-01T10:30:00+01:00")
     packed = pack_summaries([ThreadSummary(ThreadId("msgid", "<a@x>"), "S", "<a@x>", Address("", "a@x"), moment, 1,
                                            sent=sent)])
-    assert unpack_summaries(packed)[0].sent.tzinfo == sent.tzinfo and repr(unpack_summaries(packed)[0].sent) == repr(sent)
+    back = PackedSummaries(packed)[0].sent
+    assert back.tzinfo == sent.tzinfo and repr(back) == repr(sent)
 
     def flat(value) -> bool:
         if isinstance(value, tuple):

@@ -135,7 +135,7 @@ class Alerts(Widget):
         """Polling is off for want of a list (not by ``poll_seconds = 0``): said once, with
         the CLI's configuration warning, rather than polling the whole folder (issue 30 §7)."""
         # lazy: only a project without a list needs these, never the first screen (test_startup_imports)
-        from mailtriage.application.list_read import unconfigured_list
+        from mailtriage.application import unconfigured_list
 
         try:
             polling = bool(area.service(self).poll_interval())

@@ -378,7 +378,7 @@ class ProposalDialog(ModalScreen[bool], bindings.KeyContext, PendingWork):
         index, area = next(iter(self._editors.items()))
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
         # The text may hold a decrypted quote: a memory-backed folder keeps it off the disk.
-        from mailtriage.application.crypto import ON_DISK_EDITOR_NOTE, editor_folder  # on Ctrl+o only
+        from mailtriage.application import ON_DISK_EDITOR_NOTE, editor_folder  # on Ctrl+o only
 
         memory = editor_folder()
         if memory is None:
