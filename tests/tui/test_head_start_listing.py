@@ -22,19 +22,9 @@ from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.application.service import Service
 from tests.tui.helpers import WAIT_BOUND, make_app, settle, until_sync
 from tests.tui.test_imap_drafts import imap_project  # noqa: F401 (fixture)
-from tests.tui.test_imap_network import proxied_project, threads_status, wait_until  # noqa: F401 (fixture)
+from tests.tui.test_imap_network import listed_here, proxied_project, threads_status, wait_until  # noqa: F401 (fixture)
 
 SUBJECTS = {"Heap overflow in the frob parser", "Second report"}
-
-
-def listed_here(project) -> list:
-    """The first list's whole window as this process lists it (the reference)."""
-    session = Service(project, demo=False, settings=load_settings())
-    try:
-        session.open()
-        return list(session.list_threads(session.lists()[0].list_name).value)
-    finally:
-        session.close()
 
 
 def gone(pid: int) -> bool:
