@@ -7,6 +7,7 @@ from mailtriage.tui.panes.thread_list import ThreadList
 from tests.tui.helpers import make_app, screen_text, settle
 from tests.tui.test_habits import marks_ready
 from tests.tui.test_imap_drafts import LIST, imap_project  # noqa: F401 (fixture)
+from tests.tui.test_security_cc_paths import confirm_twice
 
 ARRIVED = datetime(2026, 10, 3, 18, 30, tzinfo=timezone.utc)
 LATE = (
@@ -88,10 +89,7 @@ async def test_replied_mark_from_the_sent_folder_then_draft_pending_after_a_conf
         assert "✎" not in rows(app)[0]
         await pilot.press("r")
         await settle(pilot)
-        await pilot.press("ctrl+s")  # the compose dialog: on to the proposal
-        await settle(pilot)
-        await pilot.press("ctrl+s")
-        await settle(pilot)
+        await confirm_twice(app, pilot)  # the compose dialog, then the proposal: confirmed
         await marks_ready(pilot)
         assert "✎" in rows(app)[0], "the draft pending mark"
         assert "draft pending" in screen_text(app)
