@@ -8,7 +8,7 @@ import pytest
 from mailtriage.tui.dialogs.proposal import ProposalDialog
 from mailtriage.tui.panes.folders import FolderList
 from mailtriage.tui.panes.thread_list import ThreadList
-from tests.tui.helpers import make_app, screen_text, settle, write_imap_project
+from tests.tui.helpers import back_to_the_list, make_app, screen_text, settle, write_imap_project
 
 LIST = "security@frob.example"
 
@@ -70,42 +70,101 @@ async def open_inbox(app, pilot):
     assert isinstance(app.focused, ThreadList)
 
 
-async def test_browse_folders_and_read_without_marking_seen(account_project, dovecot, dovecot_user):
+async def browse_folders_and_read_without_marking_seen(app, pilot) -> None:
+    await pilot.press("1")
+    await settle(pilot)
+    await pilot.press("down", "enter")
+    await settle(pilot)
+    shown = screen_text(app)
+    assert "Folders · work" in shown
+    assert "INBOX inbox 2/2" in shown
+    assert "Archive archive 0/0" in shown and "Trash trash 0/0" in shown
+    await pilot.press("enter")
+    await settle(pilot)
+    shown = screen_text(app)
+    assert "Threads · work · INBOX" in shown
+    rows = app.main.threads.thread_list.rows
+    assert [rows.peek(i).subject for i in range(len(rows))] == [
+        "Path traversal in frob-serve", "Heap overflow in the frob parser"]  # newest first
+    status = str(app.screen.query_one("#threads-status").render())
+    assert "2 messages" in status and "thread" not in status  # a folder's rows are messages
+    # Esc on a proposal changes nothing (was test_cancelled_flag_and_mark_read_change_nothing, an
+    # app of its own): once, as the dialog is the same for every organize key: f, a and d open
+    # their proposals in the tests below, and the app machine cancels all four at random with
+    # its "nothing written without a confirmation" invariant (test_app_machine.py).
+    await pilot.press("m")
+    await settle(pilot)
+    assert isinstance(app.screen, ProposalDialog)
+    await pilot.press("escape")
+    await settle(pilot)
+    assert not isinstance(app.screen, ProposalDialog)
+    await pilot.press("enter")
+    await settle(pilot)
+    shown = screen_text(app)
+    assert "Body of report 2." in shown
+
+
+async def a_large_folder_is_paged_as_you_scroll(app, pilot, count: int) -> None:
+    await pilot.press("1", "g")  # the Sources pane keeps its cursor: g, its first row (the backend)
+    await settle(pilot)
+    await pilot.press("down", "enter")
+    await settle(pilot)
+    folder_list = app.screen.query_one(FolderList)
+    index = next(i for i in range(folder_list.option_count)
+                 if "Lists" in str(folder_list.get_option_at_index(i).prompt))
+    folder_list.highlighted = index
+    await pilot.press("enter")
+    await settle(pilot)
+    rows = app.main.threads.thread_list.rows
+    assert len(rows) == count and rows.loaded_pages() == 1  # only the first page was fetched
+    assert rows.peek(count - 1) is None
+    await pilot.press("G")
+    await settle(pilot)
+    assert rows.loaded_pages() == 2
+    assert rows.peek(count - 1).subject == "Bulk message 000"  # the oldest, last
+
+
+async def an_account_that_cannot_be_browsed_says_so_in_the_folders_pane(app, pilot) -> None:
+    await pilot.press("1", "g")  # from the first row, as the app starts
+    await settle(pilot)
+    await pilot.press("down", "down", "enter")  # backend, work, outlook
+    await settle(pilot)
+    shown = screen_text(app)
+    assert "Folders · outlook" in shown
+    status = str(app.screen.query_one("#folders-status").render())
+    assert "← project lists" in shown and "⚠" in shown
+    assert status.startswith("⚠") and "accounts of kind 'graph' cannot be browsed yet" in status
+    assert "loading folders" not in shown
+    await pilot.press("enter")  # back to the project's lists
+    await settle(pilot)
+    assert "Folders · outlook" not in screen_text(app)
+
+
+async def test_browse_read_a_paged_folder_and_an_account_that_cannot_be_browsed(account_project, dovecot,
+                                                                                 dovecot_user, user_config):
+    """Three tests that write nothing, one app each, on one app (issue 36 §7): the account
+    has a large Lists folder and the settings a graph account beside it from the start (neither
+    changes what the INBOX and the folder list of work show). Each check starts from the list
+    focused (``back_to_the_list`` asserts it) and opens the Sources pane itself."""
+    from mailtriage.tui.mailbox_rows import FOLDER_PAGE
+
+    count = FOLDER_PAGE + 30
+    with dovecot.client(dovecot_user) as client:
+        client.create_folder("Lists")
+        for n in range(count):
+            client.append("Lists", report(3, f"Bulk message {n:03d}"),
+                          msg_time=datetime(2026, 9, 1, 0, n % 60, n // 60, tzinfo=timezone.utc))
+    with (user_config / "config.toml").open("a", encoding="utf-8") as settings:
+        settings.write('\n[accounts.outlook]\nkind = "graph"\n')
     before = inbox_flags(dovecot, dovecot_user)
     app = make_app(account_project)
     async with app.run_test(size=(140, 44)) as pilot:
         await settle(pilot)
-        await pilot.press("1")
-        await settle(pilot)
-        await pilot.press("down", "enter")
-        await settle(pilot)
-        shown = screen_text(app)
-        assert "Folders · work" in shown
-        assert "INBOX inbox 2/2" in shown
-        assert "Archive archive 0/0" in shown and "Trash trash 0/0" in shown
-        await pilot.press("enter")
-        await settle(pilot)
-        shown = screen_text(app)
-        assert "Threads · work · INBOX" in shown
-        rows = app.main.threads.thread_list.rows
-        assert [rows.peek(i).subject for i in range(len(rows))] == [
-            "Path traversal in frob-serve", "Heap overflow in the frob parser"]  # newest first
-        status = str(app.screen.query_one("#threads-status").render())
-        assert "2 messages" in status and "thread" not in status  # a folder's rows are messages
-        # Esc on a proposal changes nothing (was test_cancelled_flag_and_mark_read_change_nothing, an
-        # app of its own): once, as the dialog is the same for every organize key: f, a and d open
-        # their proposals in the tests below, and the app machine cancels all four at random with
-        # its "nothing written without a confirmation" invariant (test_app_machine.py).
-        await pilot.press("m")
-        await settle(pilot)
-        assert isinstance(app.screen, ProposalDialog)
-        await pilot.press("escape")
-        await settle(pilot)
-        assert not isinstance(app.screen, ProposalDialog)
-        await pilot.press("enter")
-        await settle(pilot)
-        shown = screen_text(app)
-        assert "Body of report 2." in shown
+        await browse_folders_and_read_without_marking_seen(app, pilot)
+        await back_to_the_list(pilot)
+        await a_large_folder_is_paged_as_you_scroll(app, pilot, count)
+        await back_to_the_list(pilot)
+        await an_account_that_cannot_be_browsed_says_so_in_the_folders_pane(app, pilot)
     flags = inbox_flags(dovecot, dovecot_user)
     assert b"\\Seen" not in flags["Path traversal in frob-serve"]
     assert flags == before  # neither the read nor the cancelled mark-read changed a flag
@@ -176,58 +235,6 @@ async def test_a_read_only_account_shows_the_refusal(tmp_path, user_config, dove
         await pilot.press("escape")
         await settle(pilot)
     assert all(b"\\Flagged" not in flags for flags in inbox_flags(dovecot, dovecot_user).values())
-
-
-async def test_a_large_folder_is_paged_as_you_scroll(account_project, dovecot, dovecot_user):
-    from mailtriage.tui.mailbox_rows import FOLDER_PAGE
-
-    count = FOLDER_PAGE + 30
-    with dovecot.client(dovecot_user) as client:
-        client.create_folder("Lists")
-        for n in range(count):
-            client.append("Lists", report(3, f"Bulk message {n:03d}"),
-                          msg_time=datetime(2026, 9, 1, 0, n % 60, n // 60, tzinfo=timezone.utc))
-    app = make_app(account_project)
-    async with app.run_test(size=(140, 44)) as pilot:
-        await settle(pilot)
-        await pilot.press("1")
-        await settle(pilot)
-        await pilot.press("down", "enter")
-        await settle(pilot)
-        folder_list = app.screen.query_one(FolderList)
-        index = next(i for i in range(folder_list.option_count)
-                     if "Lists" in str(folder_list.get_option_at_index(i).prompt))
-        folder_list.highlighted = index
-        await pilot.press("enter")
-        await settle(pilot)
-        rows = app.main.threads.thread_list.rows
-        assert len(rows) == count and rows.loaded_pages() == 1  # only the first page was fetched
-        assert rows.peek(count - 1) is None
-        await pilot.press("G")
-        await settle(pilot)
-        assert rows.loaded_pages() == 2
-        assert rows.peek(count - 1).subject == "Bulk message 000"  # the oldest, last
-
-
-async def test_an_account_that_cannot_be_browsed_says_so_in_the_folders_pane(account_project, user_config):
-    with (user_config / "config.toml").open("a", encoding="utf-8") as settings:
-        settings.write('\n[accounts.outlook]\nkind = "graph"\n')
-    app = make_app(account_project)
-    async with app.run_test(size=(140, 44)) as pilot:
-        await settle(pilot)
-        await pilot.press("1")
-        await settle(pilot)
-        await pilot.press("down", "down", "enter")  # backend, work, outlook
-        await settle(pilot)
-        shown = screen_text(app)
-        assert "Folders · outlook" in shown
-        status = str(app.screen.query_one("#folders-status").render())
-        assert "← project lists" in shown and "⚠" in shown
-        assert status.startswith("⚠") and "accounts of kind 'graph' cannot be browsed yet" in status
-        assert "loading folders" not in shown
-        await pilot.press("enter")  # back to the project's lists
-        await settle(pilot)
-        assert "Folders · outlook" not in screen_text(app)
 
 
 def test_snapshot_of_an_account_folder_with_a_message_open(snap_compare, account_project):

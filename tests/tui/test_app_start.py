@@ -29,7 +29,11 @@ async def test_broken_configuration_names_file_and_key(tmp_path):
         assert not isinstance(app.screen, FirstRunScreen)
 
 
-async def test_theme_switch_from_the_palette_is_saved(tmp_path, user_config):
+async def test_theme_switch_from_the_palette_is_saved_and_d_on_the_first_run_opens_the_demo(tmp_path, user_config,
+                                                                                           monkeypatch):
+    """Two tests on the first-run screen (no project), one app each, on one app (issue 36 §7):
+    the theme switched from the palette (the screen stays), then d opens the demo."""
+    monkeypatch.setenv("MAILTRIAGE_DEMO_DIR", str(tmp_path / "demo-workspace"))
     app = make_app(tmp_path / "nowhere")
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
@@ -41,6 +45,7 @@ async def test_theme_switch_from_the_palette_is_saved(tmp_path, user_config):
         await settle(pilot)
         assert app.theme == "mailtriage-high-contrast"
         assert app.has_class("-theme-mailtriage-high-contrast")
+        await first_run_d_opens_the_demo_workspace(app, pilot, tmp_path)
     saved = tomllib.loads((user_config / "config.toml").read_text())
     assert saved == {"name": "Test Triager", "theme": "mailtriage-high-contrast"}
     # The next start uses it: a start with a theme in the settings is
@@ -64,21 +69,18 @@ async def test_keys_are_remapped_from_settings_and_bad_entries_reported(tmp_path
         assert line.split()[0] == "h"  # the remapped key, not "?"
 
 
-async def test_first_run_d_opens_the_demo_workspace(tmp_path, monkeypatch):
+async def first_run_d_opens_the_demo_workspace(app, pilot, tmp_path) -> None:
+    """``MAILTRIAGE_DEMO_DIR`` is ``tmp_path / "demo-workspace"``."""
     from mailtriage.tui.panes.thread_list import ThreadList
 
-    monkeypatch.setenv("MAILTRIAGE_DEMO_DIR", str(tmp_path / "demo-workspace"))
-    app = make_app(tmp_path / "nowhere")
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        assert isinstance(app.screen, FirstRunScreen)
-        await pilot.press("d")
-        await settle(pilot)
-        assert not isinstance(app.screen, FirstRunScreen)
-        assert len(app.screen.query_one(ThreadList).rows) == 42
-        # A fresh workspace of this run, beside the command line's one.
-        assert app.session.project_dir.parent == tmp_path / "demo-workspace-sessions"
-        assert app.session.project_dir.name.startswith("session-")
+    assert isinstance(app.screen, FirstRunScreen)
+    await pilot.press("d")
+    await settle(pilot)
+    assert not isinstance(app.screen, FirstRunScreen)
+    assert len(app.screen.query_one(ThreadList).rows) == 42
+    # A fresh workspace of this run, beside the command line's one.
+    assert app.session.project_dir.parent == tmp_path / "demo-workspace-sessions"
+    assert app.session.project_dir.name.startswith("session-")
 
 
 async def test_unreadable_settings_keep_mail_metadata_off_disk(tmp_path, user_config, cache, monkeypatch):

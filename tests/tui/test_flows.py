@@ -12,7 +12,7 @@ from mailtriage.core.trace import OPLOG
 from mailtriage.tui.dialogs.proposal import ProposalDialog
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.screens.console import ConsoleScreen
-from tests.tui.helpers import make_app, mbox_project, reader_text, screen_text, settle
+from tests.tui.helpers import back_to_the_list, make_app, mbox_project, reader_text, screen_text, settle
 from tests.tui.test_unconfigured_list import WARNING as UNCONFIGURED
 
 
@@ -123,50 +123,77 @@ async def test_lost_archive_shows_reconnect_state_and_R_recovers(tmp_path):
         assert "Reading the thread failed" in screen_text(app)
 
 
-async def test_search_runs_on_the_backend_and_esc_restores_the_list(tmp_path):
+async def backend_console_shows_ops_and_runs_one_by_hand(app, pilot) -> None:
+    await pilot.press("enter")
+    await settle(pilot)
+    await pilot.press("b")
+    await settle(pilot)
+    console = app.screen
+    assert isinstance(console, ConsoleScreen)
+    matrix = console.query_one("#matrix", DataTable)
+    assert [str(c) for c in matrix.get_row("mbox")][:4] == ["mbox", "mbox", "primary", "no"]
+    await pilot.press("f3")
+    oplog = console.query_one("#oplog", DataTable)
+    ops = [[str(c) for c in oplog.get_row_at(i)] for i in range(oplog.row_count)]
+    # columns: #, time, by (you / poller / overview), backend, op, ms, size, error
+    assert [(r[3], r[4], r[6]) for r in ops if r[2] == "you"] == [("mbox", "list_recent_threads", "3"),
+                                                                  ("mbox", "read_thread", "1")]
+    # Run read_thread by hand on the named backend.
+    await pilot.press("f5")
+    console.query_one("#run-op", Select).value = "read_thread"
+    console.query_one("#run-backend", Select).value = "mbox"
+    console.query_one("#run-thread").value = "mbox:<question-1@example.net>"
+    await pilot.press("ctrl+r")
+    await settle(pilot)
+    result = console.query_one("#run-result", TextArea).text
+    assert '"op": "read_thread"' in result and '"backend": "mbox"' in result
+    assert "Will 3.4 get the fix?" in result
+    assert oplog.row_count == 3  # the op run by hand is logged live
+
+
+async def search_runs_on_the_backend_and_esc_restores_the_list(app, pilot) -> None:
     # / searches where the mail is (issue 14 §4; tests/tui/test_search.py has the rest): each
     # matching message, newest first, and the status names the backend that answered.
-    app = make_app(mbox_project(tmp_path / "p"))
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
-        await pilot.press("slash", *"overflow", "enter")
-        await settle(pilot)
-        rows = app.screen.query_one(ThreadList).rows
-        assert len(rows) == 2 and "2 matches for 'overflow'" in screen_text(app) and "via mbox" in screen_text(app)
-        await pilot.press("escape")
-        await pilot.pause()
-        assert len(app.screen.query_one(ThreadList).rows) == 3
+    await pilot.press("slash", *"overflow", "enter")
+    await settle(pilot)
+    rows = app.screen.query_one(ThreadList).rows
+    assert len(rows) == 2 and "2 matches for 'overflow'" in screen_text(app) and "via mbox" in screen_text(app)
+    await pilot.press("escape")
+    await pilot.pause()
+    assert len(app.screen.query_one(ThreadList).rows) == 3
 
 
-async def test_backend_console_shows_ops_and_runs_one_by_hand(tmp_path):
+async def every_bound_action_is_in_the_command_palette(app, pilot) -> None:
+    from mailtriage.tui import bindings
+    from mailtriage.tui.commands import SKIP_ACTIONS, MailtriageCommands
+
+    await pilot.press("slash", "escape")  # the search box is mounted with the first search
+    await settle(pilot)
+    provider = MailtriageCommands(app.screen)
+    titles = {title for title, _, _ in provider._commands()}
+    main_contexts = [c for c in bindings.CONTEXTS if c.screen in (None, "MainScreen")]
+    expected = {f"{c.title}: {b.description}" for c in main_contexts for b in c.bindings
+                if b.action not in SKIP_ACTIONS}
+    assert expected <= titles
+    assert "Theme: mailtriage-high-contrast" in titles
+    # And a command runs its action: the backend console opens.
+    await pilot.press("ctrl+p", *"backends", "enter")
+    await settle(pilot)
+    assert isinstance(app.screen, ConsoleScreen)
+
+
+async def test_the_console_search_and_palette_on_one_app(tmp_path):
+    """Three tests, one app each, on one app (issue 36 §7): the console first (it counts the
+    operations since the start), then the search and the palette, each from the list with the
+    focus on it (``back_to_the_list`` asserts it). A failure's traceback names the check."""
     app = make_app(mbox_project(tmp_path / "p"))
     async with app.run_test(size=(140, 44)) as pilot:
         await settle(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
-        await pilot.press("b")
-        await settle(pilot)
-        console = app.screen
-        assert isinstance(console, ConsoleScreen)
-        matrix = console.query_one("#matrix", DataTable)
-        assert [str(c) for c in matrix.get_row("mbox")][:4] == ["mbox", "mbox", "primary", "no"]
-        await pilot.press("f3")
-        oplog = console.query_one("#oplog", DataTable)
-        ops = [[str(c) for c in oplog.get_row_at(i)] for i in range(oplog.row_count)]
-        # columns: #, time, by (you / poller / overview), backend, op, ms, size, error
-        assert [(r[3], r[4], r[6]) for r in ops if r[2] == "you"] == [("mbox", "list_recent_threads", "3"),
-                                                                      ("mbox", "read_thread", "1")]
-        # Run read_thread by hand on the named backend.
-        await pilot.press("f5")
-        console.query_one("#run-op", Select).value = "read_thread"
-        console.query_one("#run-backend", Select).value = "mbox"
-        console.query_one("#run-thread").value = "mbox:<question-1@example.net>"
-        await pilot.press("ctrl+r")
-        await settle(pilot)
-        result = console.query_one("#run-result", TextArea).text
-        assert '"op": "read_thread"' in result and '"backend": "mbox"' in result
-        assert "Will 3.4 get the fix?" in result
-        assert oplog.row_count == 3  # the op run by hand is logged live
+        await backend_console_shows_ops_and_runs_one_by_hand(app, pilot)
+        await back_to_the_list(pilot)
+        await search_runs_on_the_backend_and_esc_restores_the_list(app, pilot)
+        await back_to_the_list(pilot)
+        await every_bound_action_is_in_the_command_palette(app, pilot)
 
 
 async def test_html_mail_is_shown_as_text_and_nothing_remote_is_fetched(tmp_path):
@@ -221,23 +248,3 @@ async def test_html_mail_is_shown_as_text_and_nothing_remote_is_fetched(tmp_path
     assert requests == []
 
 
-async def test_every_bound_action_is_in_the_command_palette(tmp_path):
-    from mailtriage.tui import bindings
-    from mailtriage.tui.commands import SKIP_ACTIONS, MailtriageCommands
-
-    app = make_app(mbox_project(tmp_path / "p"))
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
-        await pilot.press("slash", "escape")  # the search box is mounted with the first search
-        await settle(pilot)
-        provider = MailtriageCommands(app.screen)
-        titles = {title for title, _, _ in provider._commands()}
-        main_contexts = [c for c in bindings.CONTEXTS if c.screen in (None, "MainScreen")]
-        expected = {f"{c.title}: {b.description}" for c in main_contexts for b in c.bindings
-                    if b.action not in SKIP_ACTIONS}
-        assert expected <= titles
-        assert "Theme: mailtriage-high-contrast" in titles
-        # And a command runs its action: the backend console opens.
-        await pilot.press("ctrl+p", *"backends", "enter")
-        await settle(pilot)
-        assert isinstance(app.screen, ConsoleScreen)

@@ -143,27 +143,55 @@ async def test_proposal_opens_on_its_content_scrolls_by_key_and_keeps_the_cc_pin
 
 # -- 80 columns -----------------------------------------------------------------------------------
 
-async def test_tracker_pane_at_80_columns_folds_instead_of_squeezing_the_subjects(tmp_path):
+async def tracker_pane_at_80_columns_folds_instead_of_squeezing_the_subjects(app, pilot) -> None:
+    subject = "Question about 3.4 fixes"
+    assert subject in "\n".join(row_texts(app))
+    await pilot.press("t")
+    await settle(pilot)
+    tracker_list = app.screen.query_one(TrackerList)
+    assert app.focused is tracker_list and tracker_list.region.width > 60  # the pane has the body
+    await pilot.press("3")  # back to the threads: the tracker folds away, still open
+    await settle(pilot)
+    assert isinstance(app.focused, ThreadList) and app.screen.has_class("-tracker")
+    assert subject in screen_text(app) and tracker_list.region.width == 0
+    await pilot.press("5")
+    await settle(pilot)
+    assert app.focused is tracker_list and tracker_list.region.width > 60
+    await pilot.press("t")  # closed
+    await settle(pilot)
+    assert not app.screen.has_class("-tracker") and isinstance(app.focused, ThreadList)
+
+
+async def q_in_a_side_pane_goes_back_to_the_list_and_the_footer_says_so(app, pilot) -> None:
+    """Issue 35 (habits8 §2): q goes back from every pane but the list, as in the reader: from
+    the tracker (the whole body at 80x24), the Sources and the Lists panes it returns the focus
+    to the thread list (the tracker folds away); q in the list quits."""
+    from mailtriage.tui.footer import KeyFooter
+    from mailtriage.tui.panes.folders import FolderList
+    from mailtriage.tui.panes.sources import SourceList
+
+    for reach, pane in (("t", TrackerList), ("1", SourceList), ("2", FolderList), ("5", TrackerList)):
+        await pilot.press(reach)
+        await settle(pilot)
+        assert isinstance(app.focused, pane)
+        footer = [(k.key, k.description) for k in app.query_one(KeyFooter).shown()]
+        assert footer[0] == ("q", "Back to list"), footer
+        await pilot.press("q")
+        await settle(pilot)
+        assert isinstance(app.focused, ThreadList) and app.return_code is None
+        assert app.screen.query_one(TrackerList).region.width == 0  # folded (or closed)
+    await pilot.press("q")
+    assert app.return_code == 0
+
+
+async def test_the_tracker_pane_at_80_columns_and_q_in_the_side_panes(tmp_path):
+    """Two tests, one app each, on one app (issue 36 §7): the fold check ends with the tracker
+    closed and the list focused (asserted), where the q check starts; the q check ends by quitting."""
     app = make_app(project_with_tracker(tmp_path / "p"))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        subject = "Question about 3.4 fixes"
-        assert subject in "\n".join(row_texts(app))
-        await pilot.press("t")
-        await settle(pilot)
-        tracker_list = app.screen.query_one(TrackerList)
-        assert app.focused is tracker_list and tracker_list.region.width > 60  # the pane has the body
-        await pilot.press("3")  # back to the threads: the tracker folds away, still open
-        await settle(pilot)
-        assert isinstance(app.focused, ThreadList) and app.screen.has_class("-tracker")
-        assert subject in screen_text(app) and tracker_list.region.width == 0
-        await pilot.press("5")
-        await settle(pilot)
-        assert app.focused is tracker_list and tracker_list.region.width > 60
-        await pilot.press("t")  # closed
-        await settle(pilot)
-        assert not app.screen.has_class("-tracker") and isinstance(app.focused, ThreadList)
-
+        await tracker_pane_at_80_columns_folds_instead_of_squeezing_the_subjects(app, pilot)
+        await q_in_a_side_pane_goes_back_to_the_list_and_the_footer_says_so(app, pilot)
 
 
 async def test_tracker_pane_at_100_columns_folds_the_sidebar_before_squeezing_the_subjects(tmp_path):
@@ -336,26 +364,3 @@ async def test_the_pollers_operations_are_marked_as_the_pollers(tmp_path):
         assert "poller" in callers and "you" in callers
 
 
-async def test_q_in_a_side_pane_goes_back_to_the_list_and_the_footer_says_so(tmp_path):
-    """Issue 35 (habits8 §2): q goes back from every pane but the list, as in the reader: from
-    the tracker (the whole body at 80x24), the Sources and the Lists panes it returns the focus
-    to the thread list (the tracker folds away); q in the list quits."""
-    from mailtriage.tui.footer import KeyFooter
-    from mailtriage.tui.panes.folders import FolderList
-    from mailtriage.tui.panes.sources import SourceList
-
-    app = make_app(project_with_tracker(tmp_path / "p"))
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        for reach, pane in (("t", TrackerList), ("1", SourceList), ("2", FolderList), ("5", TrackerList)):
-            await pilot.press(reach)
-            await settle(pilot)
-            assert isinstance(app.focused, pane)
-            footer = [(k.key, k.description) for k in app.query_one(KeyFooter).shown()]
-            assert footer[0] == ("q", "Back to list"), footer
-            await pilot.press("q")
-            await settle(pilot)
-            assert isinstance(app.focused, ThreadList) and app.return_code is None
-            assert app.screen.query_one(TrackerList).region.width == 0  # folded (or closed)
-        await pilot.press("q")
-        assert app.return_code == 0

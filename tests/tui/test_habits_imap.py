@@ -7,6 +7,7 @@ from mailtriage.tui.panes.thread_list import ThreadList
 from tests.tui.helpers import make_app, screen_text, settle
 from tests.tui.test_habits import marks_ready
 from tests.tui.test_imap_drafts import LIST, imap_project  # noqa: F401 (fixture)
+from tests.tui.test_security_cc_paths import confirm_twice
 
 ARRIVED = datetime(2026, 10, 3, 18, 30, tzinfo=timezone.utc)
 LATE = (
@@ -45,23 +46,6 @@ async def test_rows_show_the_senders_date_by_default_and_arrival_as_an_option(im
         assert "2026-10-03 18:30" in late and "2026-10-01 09:15" not in late
 
 
-async def test_draft_pending_mark_after_a_confirmed_reply(imap_project, dovecot, dovecot_user):
-    app = make_app(imap_project)
-    async with app.run_test(size=(140, 44)) as pilot:
-        await settle(pilot)
-        await marks_ready(pilot)  # the marks wait for the cursor to rest
-        assert "✎" not in rows(app)[0]
-        await pilot.press("r")
-        await settle(pilot)
-        await pilot.press("ctrl+s")  # the compose dialog: on to the proposal
-        await settle(pilot)
-        await pilot.press("ctrl+s")
-        await settle(pilot)
-        await marks_ready(pilot)
-        assert "✎" in rows(app)[0]
-        assert "draft pending" in screen_text(app)
-
-
 async def test_a_bad_date_column_is_reported_and_the_default_used(imap_project, user_config):
     settings = user_config / "config.toml"
     settings.write_text(settings.read_text().replace('name = "Test Triager"\n',
@@ -88,7 +72,10 @@ REPLY = (
 ).encode()
 
 
-async def test_replied_mark_from_the_sent_folder(imap_project, dovecot, dovecot_user):
+async def test_replied_mark_from_the_sent_folder_then_draft_pending_after_a_confirmed_reply(imap_project, dovecot,
+                                                                                             dovecot_user):
+    """Two tests, one app each, on one app (issue 36 §7): the replied mark (a reply in Sent
+    from the start: it reads), then a reply confirmed (it writes a draft) and its mark."""
     dovecot.append(dovecot_user, "Sent", REPLY, flags=(b"\\Seen",),
                    when=datetime(2026, 10, 2, 10, 0, tzinfo=timezone.utc))
     app = make_app(imap_project)
@@ -98,6 +85,14 @@ async def test_replied_mark_from_the_sent_folder(imap_project, dovecot, dovecot_
         heap = next(r for r in rows(app) if "Heap overflow" in r)
         assert "↩" in heap and "✎" not in heap
         assert "replied" in screen_text(app)
+        # The draft pending mark after a confirmed reply.
+        assert "✎" not in rows(app)[0]
+        await pilot.press("r")
+        await settle(pilot)
+        await confirm_twice(app, pilot)  # the compose dialog, then the proposal: confirmed
+        await marks_ready(pilot)
+        assert "✎" in rows(app)[0], "the draft pending mark"
+        assert "draft pending" in screen_text(app)
 
 
 def _report(n: int) -> bytes:

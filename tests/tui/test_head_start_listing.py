@@ -20,21 +20,11 @@ from mailtriage.tui import head_start
 from mailtriage.tui.head_start import STARTUP_CALLER, ForkedHeadStart
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.application.service import Service
-from tests.tui.helpers import WAIT_BOUND, make_app, settle
+from tests.tui.helpers import WAIT_BOUND, make_app, settle, until_sync
 from tests.tui.test_imap_drafts import imap_project  # noqa: F401 (fixture)
-from tests.tui.test_imap_network import proxied_project, threads_status, wait_until  # noqa: F401 (fixture)
+from tests.tui.test_imap_network import listed_here, proxied_project, threads_status, wait_until  # noqa: F401 (fixture)
 
 SUBJECTS = {"Heap overflow in the frob parser", "Second report"}
-
-
-def listed_here(project) -> list:
-    """The first list's whole window as this process lists it (the reference)."""
-    session = Service(project, demo=False, settings=load_settings())
-    try:
-        session.open()
-        return list(session.list_threads(session.lists()[0].list_name).value)
-    finally:
-        session.close()
 
 
 def gone(pid: int) -> bool:
@@ -43,6 +33,16 @@ def gone(pid: int) -> bool:
     except ProcessLookupError:
         return True
     return False
+
+
+def exited(pid: int) -> bool:
+    """Whether our child ``pid`` has ended, reaped or not. Not ``gone``: an ended child nobody has
+    reaped yet is a zombie, which ``kill(pid, 0)`` still finds. ``WNOWAIT`` leaves it to be reaped
+    by its owner (``ForkedHeadStart``)."""
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:  # reaped already
+        return True
 
 
 @pytest.fixture
@@ -393,9 +393,9 @@ async def test_a_whole_first_page_on_the_first_frame_starts_the_poll_as_a_whole_
     assert child.ready(WAIT_BOUND)
     app.prepare_first_screen(child)
     assert app.head_start.listing_follows
-    child_done = time.monotonic() + WAIT_BOUND
-    while not gone(child.pid) and time.monotonic() < child_done:  # its whole window is in the pipe
-        time.sleep(0.02)
+    # Its whole window is in the pipe once it has ended. (This waited for ``gone``, which an
+    # unreaped child never is: the test slept out the whole bound, 60 s, every run.)
+    until_sync(lambda: exited(child.pid), "the child to end, its whole window written")
     async with app.run_test(size=(140, 40)) as pilot:
         await wait_until(pilot, lambda: "2 threads · via list_recent_threads → imap" in threads_status(app))
         assert app.first_page_shown() is not None and app.first_page_shown().whole  # on the first frame

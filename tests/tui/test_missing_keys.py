@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from mailtriage.tui.dialogs.folder_jump import FolderJump
 from mailtriage.tui.dialogs.headers import HeadersDialog
-from tests.tui.helpers import make_app, mbox_project, screen_text, settle, standard_messages
+from tests.tui.helpers import back_to_the_list, make_app, mbox_project, screen_text, settle, standard_messages
 
 RECEIVED = "from mx.attacker.invalid (mx.attacker.invalid [203.0.113.9]) by mx.frob.example with ESMTPS id 4Xk"
 AUTH = "mx.frob.example; dkim=fail header.d=frob.example; spf=softfail smtp.mailfrom=attacker.invalid"
@@ -88,66 +88,71 @@ def status_line(app) -> str:
     return str(app.screen.query_one("#threads-status", Static).content)
 
 
-async def test_x_in_full_headers_shows_the_raw_source_inert_and_back(tmp_path, monkeypatch):
-    app = make_app(mbox_project(tmp_path / "p", messages=[*standard_messages(), spoofed_report()]))
+async def x_in_full_headers_shows_the_raw_source_inert_and_back(app, pilot, monkeypatch) -> None:
     reads: list[str] = []
-    async with app.run_test(size=(120, 40)) as pilot:
-        read_raw = app.session.raw_message  # a spy that calls through: how often the source is read
+    read_raw = app.session.raw_message  # a spy that calls through: how often the source is read
 
-        def counted(message, **kwargs):
-            reads.append(message.message_id)
-            return read_raw(message, **kwargs)
+    def counted(message, **kwargs):
+        reads.append(message.message_id)
+        return read_raw(message, **kwargs)
 
-        monkeypatch.setattr(app.session, "raw_message", counted)
-        await settle(pilot)
-        await pilot.press("enter", "4", "h", "x")
-        await settle(pilot)
-        shown = headers_dialog_text(app)
-        assert "Message 1 of 1 · raw source, " in shown and f"Received: {RECEIVED}" in shown
-        assert "Please rotate it now." in shown  # the body too: the raw message, not its headers
-        assert "\\x1b]8;;https://evil.invalid\\x07click⟨U+202E⟩ me" in shown and "\x1b" not in shown
-        await pilot.press("x")
-        await settle(pilot)
-        assert "raw source" not in headers_dialog_text(app)
-        await pilot.press("x")  # again: shown from what was read, not read again
-        await settle(pilot)
-        assert "Please rotate it now." in headers_dialog_text(app)
-        assert reads == ["<spoof-1@attacker.invalid>"]
-        await pilot.press("escape")
-        await settle(pilot)
-        assert not isinstance(app.screen, HeadersDialog)
+    monkeypatch.setattr(app.session, "raw_message", counted)
+    await settle(pilot)
+    await pilot.press("enter", "4", "h", "x")
+    await settle(pilot)
+    shown = headers_dialog_text(app)
+    assert "Message 1 of 1 · raw source, " in shown and f"Received: {RECEIVED}" in shown
+    assert "Please rotate it now." in shown  # the body too: the raw message, not its headers
+    assert "\\x1b]8;;https://evil.invalid\\x07click⟨U+202E⟩ me" in shown and "\x1b" not in shown
+    await pilot.press("x")
+    await settle(pilot)
+    assert "raw source" not in headers_dialog_text(app)
+    await pilot.press("x")  # again: shown from what was read, not read again
+    await settle(pilot)
+    assert "Please rotate it now." in headers_dialog_text(app)
+    assert reads == ["<spoof-1@attacker.invalid>"]
+    await pilot.press("escape")
+    await settle(pilot)
+    assert not isinstance(app.screen, HeadersDialog)
 
 
-async def test_pipe_runs_the_confirmed_command_on_the_raw_message_and_shows_its_output(tmp_path):
+async def pipe_runs_the_confirmed_command_on_the_raw_message_and_shows_its_output(app, pilot, tmp_path) -> None:
     from textual.widgets import Static
 
     from mailtriage.tui.dialogs.pipe import PipeDialog
 
     marker = tmp_path / "ran"
+    await pilot.press("enter", "4", "vertical_line")
+    await settle(pilot)
+    assert isinstance(app.screen, PipeDialog)
+    await pilot.press(*f"touch {marker}", "enter")
+    await settle(pilot)
+    assert f"Will run touch {marker} (no shell)" in app.screen.query_one("#pipe-plan", Static).content.plain
+    await pilot.press("escape")  # cancelled after reading the plan: nothing ran
+    await settle(pilot)
+    assert not isinstance(app.screen, PipeDialog) and not marker.exists()
+    # Ctrl+s before Enter shows the plan, nothing run; a second Ctrl+s runs it (the footer says
+    # "nothing runs before Ctrl+s", yet Ctrl+s did nothing until Enter had shown the plan: issue 35
+    # §6. Was test_pipe_ctrl_s_before_enter_shows_the_plan_and_a_second_ctrl_s_runs_it, its own app).
+    command = "grep -i -e ^authentication-results -e ^x-injected"
+    await pilot.press("vertical_line", *command, "ctrl+s")
+    await settle(pilot)
+    plan = app.screen.query_one("#pipe-plan", Static).content.plain
+    assert "Will run grep -i -e '^authentication-results' -e '^x-injected' (no shell)" in plan
+    assert str(app.screen.query_one("#pipe-output-text", Static).content) == ""  # not before Ctrl+s
+    await pilot.press("ctrl+s")
+    await settle(pilot)
+    assert app.screen.query_one("#pipe-plan", Static).content.plain == "exit status 0"
+    output = app.screen.query_one("#pipe-output-text", Static).content.plain
+    assert output == (f"Authentication-Results: {AUTH}\n"
+                      "X-Injected: \\x1b]8;;https://evil.invalid\\x07click⟨U+202E⟩ me\n")
+
+
+async def test_the_raw_source_in_full_headers_and_the_pipe_on_the_spoofed_report(tmp_path, monkeypatch):
+    """Two tests, one app each, on one app (issue 36 §7): x in full headers first (it counts the
+    reads of the raw source from the start), then the pipe from the list (``back_to_the_list``)."""
     app = make_app(mbox_project(tmp_path / "p", messages=[*standard_messages(), spoofed_report()]))
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        await pilot.press("enter", "4", "vertical_line")
-        await settle(pilot)
-        assert isinstance(app.screen, PipeDialog)
-        await pilot.press(*f"touch {marker}", "enter")
-        await settle(pilot)
-        assert f"Will run touch {marker} (no shell)" in app.screen.query_one("#pipe-plan", Static).content.plain
-        await pilot.press("escape")  # cancelled after reading the plan: nothing ran
-        await settle(pilot)
-        assert not isinstance(app.screen, PipeDialog) and not marker.exists()
-        # Ctrl+s before Enter shows the plan, nothing run; a second Ctrl+s runs it (the footer says
-        # "nothing runs before Ctrl+s", yet Ctrl+s did nothing until Enter had shown the plan: issue 35
-        # §6. Was test_pipe_ctrl_s_before_enter_shows_the_plan_and_a_second_ctrl_s_runs_it, its own app).
-        command = "grep -i -e ^authentication-results -e ^x-injected"
-        await pilot.press("vertical_line", *command, "ctrl+s")
-        await settle(pilot)
-        plan = app.screen.query_one("#pipe-plan", Static).content.plain
-        assert "Will run grep -i -e '^authentication-results' -e '^x-injected' (no shell)" in plan
-        assert str(app.screen.query_one("#pipe-output-text", Static).content) == ""  # not before Ctrl+s
-        await pilot.press("ctrl+s")
-        await settle(pilot)
-        assert app.screen.query_one("#pipe-plan", Static).content.plain == "exit status 0"
-        output = app.screen.query_one("#pipe-output-text", Static).content.plain
-        assert output == (f"Authentication-Results: {AUTH}\n"
-                          "X-Injected: \\x1b]8;;https://evil.invalid\\x07click⟨U+202E⟩ me\n")
+        await x_in_full_headers_shows_the_raw_source_inert_and_back(app, pilot, monkeypatch)
+        await back_to_the_list(pilot)
+        await pipe_runs_the_confirmed_command_on_the_raw_message_and_shows_its_output(app, pilot, tmp_path)

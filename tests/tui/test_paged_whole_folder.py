@@ -74,8 +74,10 @@ async def test_next_unread_jumps_to_the_server_s_unseen_message_without_fetching
         assert tl.cursor == SIZE - 1 - 5
 
 
-async def test_a_sort_orders_the_whole_folder_on_the_server_and_fetches_only_the_page_shown(
-        project, dovecot, dovecot_user):
+async def test_a_sort_orders_the_whole_folder_on_the_server_and_stays_after_a_write(project, dovecot, dovecot_user):
+    """Two tests on the same folder of 350, one app each, on one app (issue 36 §7): the server's
+    sort of the whole folder fetching only the page shown, then its order kept after a write
+    lists the folder again."""
     seed(dovecot, dovecot_user, {0: mail(0, sender="Aaron Early <a@example.com>", subject="Old report")})
     app = make_app(project)
     async with app.run_test(size=(140, 44)) as pilot:
@@ -96,6 +98,17 @@ async def test_a_sort_orders_the_whole_folder_on_the_server_and_fetches_only_the
         await pilot.press("G")
         await until(pilot, lambda: tl.rows.peek(SIZE - 1) is not None)
         assert tl.rows.peek(SIZE - 1).sender.name == "Aaron Early"
+        # The server's order stays after a write lists the folder again.
+        await pilot.press("O", "g")  # A to Z again, and the top in view (its page fetched)
+        await until(pilot, lambda: "sorted by sender ↑" in status(app) and "server" in status(app)
+                    and tl.rows.peek(0) is not None)
+        listed = tl.listed_rows
+        tl.cursor = 0
+        await pilot.press("f", "ctrl+s")  # flag Aaron's report: the folder is listed again after the write
+        await until(pilot, lambda: tl.listed_rows is not listed and "server" in status(app)
+                    and tl.rows.peek(0) is not None and tl.rows.peek(0).subject.startswith("⚑"))
+        assert tl.rows.peek(0).sender.name == "Aaron Early" and "sorted by sender ↑" in status(app), \
+            "the server's order after the write"
 
 
 async def test_the_tree_folds_threads_whose_members_are_outside_the_loaded_page(project, dovecot, dovecot_user):
@@ -226,17 +239,3 @@ async def test_a_second_sort_while_the_first_loads_the_folder_sorts_every_page_i
         await sorted_whole_by_sender(pilot, app)
 
 
-async def test_the_server_order_stays_after_a_write_lists_the_folder_again(project, dovecot, dovecot_user):
-    seed(dovecot, dovecot_user, {0: mail(0, sender="Aaron Early <a@example.com>", subject="Old report")})
-    app = make_app(project)
-    async with app.run_test(size=(140, 44)) as pilot:
-        await open_inbox(app, pilot)
-        tl = thread_list(app)
-        await pilot.press("o", "o")
-        await until(pilot, lambda: "server" in status(app) and tl.rows.peek(0) is not None)
-        listed = tl.listed_rows
-        tl.cursor = 0
-        await pilot.press("f", "ctrl+s")  # flag Aaron's report: the folder is listed again after the write
-        await until(pilot, lambda: tl.listed_rows is not listed and "server" in status(app)
-                    and tl.rows.peek(0) is not None and tl.rows.peek(0).subject.startswith("⚑"))
-        assert tl.rows.peek(0).sender.name == "Aaron Early" and "sorted by sender ↑" in status(app)

@@ -9,7 +9,7 @@ from mailtriage.tui.dialogs.proposal import ProposalDialog
 from mailtriage.tui.panes.reader import ThreadView
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.screens.queue import QueueScreen
-from tests.tui.helpers import make_app, mbox_project, screen_text, settle
+from tests.tui.helpers import back_to_the_list, make_app, mbox_project, screen_text, settle
 
 
 @pytest.fixture(scope="module")
@@ -39,40 +39,41 @@ async def open_queue(app, pilot) -> QueueScreen:
     return app.screen
 
 
-async def test_queue_filter_then_enter_reads_the_thread_and_back(demo_dir, monkeypatch):
-    app, _ = demo_app(demo_dir, monkeypatch)
-    async with app.run_test(size=(100, 30)) as pilot:
-        queue = await open_queue(app, pilot)
-        assert queue.queue is not None and len(queue.rows) == len(queue.queue.rows) > 40
-        assert "2026-11-28 09:00 UTC" in screen_text(app)  # the demo's pinned now
-        await pilot.press("s")  # state: new
-        await settle(pilot)
-        assert {row.state.value for row in queue.rows} == {"new"}
-        assert "state new" in screen_text(app)
-        subjects = [row.subject for row in queue.rows]
-        heap = subjects.index("Heap buffer overflow in the frob-native thumbnail decoder")
-        shown = screen_text(app)
-        assert "⚠ reply +" in shown  # a week unanswered: the first-response breach, in words
-        await pilot.press(*["j"] * heap)
-        await settle(pilot)
-        assert "first response overdue" in screen_text(app)
-        await pilot.press("enter")
-        await settle(pilot)
-        assert not isinstance(app.screen, QueueScreen)
-        assert "Reading · Heap buffer overflow" in screen_text(app)
-        assert app.main.query_one(ThreadList).current.subject == subjects[heap]
-        await pilot.press("4", "q")  # the reading pane, then back to the list
-        await settle(pilot)
-        assert isinstance(app.focused, ThreadList)
-        await pilot.press("Q")  # and the queue again
-        await settle(pilot)
-        assert isinstance(app.screen, QueueScreen)
-        await pilot.press("escape")
-        await settle(pilot)
-        assert not isinstance(app.screen, QueueScreen)
+async def queue_filter_then_enter_reads_the_thread_and_back(app, pilot) -> None:
+    queue = await open_queue(app, pilot)
+    assert queue.queue is not None and len(queue.rows) == len(queue.queue.rows) > 40
+    assert "2026-11-28 09:00 UTC" in screen_text(app)  # the demo's pinned now
+    await pilot.press("s")  # state: new
+    await settle(pilot)
+    assert {row.state.value for row in queue.rows} == {"new"}
+    assert "state new" in screen_text(app)
+    subjects = [row.subject for row in queue.rows]
+    heap = subjects.index("Heap buffer overflow in the frob-native thumbnail decoder")
+    shown = screen_text(app)
+    assert "⚠ reply +" in shown  # a week unanswered: the first-response breach, in words
+    await pilot.press(*["j"] * heap)
+    await settle(pilot)
+    assert "first response overdue" in screen_text(app)
+    await pilot.press("enter")
+    await settle(pilot)
+    assert not isinstance(app.screen, QueueScreen)
+    assert "Reading · Heap buffer overflow" in screen_text(app)
+    assert app.main.query_one(ThreadList).current.subject == subjects[heap]
+    await pilot.press("4", "q")  # the reading pane, then back to the list
+    await settle(pilot)
+    assert isinstance(app.focused, ThreadList)
+    await pilot.press("Q")  # and the queue again
+    await settle(pilot)
+    assert isinstance(app.screen, QueueScreen)
+    await pilot.press("escape")
+    await settle(pilot)
+    assert not isinstance(app.screen, QueueScreen)
 
 
-async def test_claim_confirmed_makes_me_the_owner_in_the_tracker(demo_dir, monkeypatch):
+async def test_claim_confirmed_makes_me_the_owner_in_the_tracker_then_a_filter_and_enter(demo_dir, monkeypatch):
+    """Two tests on the demo, one app each, on one app (issue 36 §7): the claim (it ends on the
+    thread read), then, from the list (``back_to_the_list``), the filter check, which reads
+    nothing of SEC-0006 (its rows are the new reports)."""
     app, workspace = demo_app(demo_dir, monkeypatch)
     async with app.run_test(size=(100, 30)) as pilot:
         queue = await open_queue(app, pilot)
@@ -95,6 +96,8 @@ async def test_claim_confirmed_makes_me_the_owner_in_the_tracker(demo_dir, monke
         await pilot.press("enter")
         await settle(pilot)
         assert not isinstance(app.screen, QueueScreen)
+        await back_to_the_list(pilot)
+        await queue_filter_then_enter_reads_the_thread_and_back(app, pilot)
     assert 'assignees: ["triager"]' in (workspace / "tracker" / "SEC-0006.md").read_text()
 
 

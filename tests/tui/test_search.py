@@ -17,7 +17,8 @@ from mailtriage.tui.bindings import APP, READER, THREAD_LIST
 from mailtriage.tui.panes.reader import ReaderPane, ThreadView
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.search_rows import SearchRows
-from tests.tui.helpers import make_app, mail, mbox_project, reader_text, screen_text, settle, write_imap_project
+from tests.tui.helpers import (back_to_the_list, make_app, mail, mbox_project, reader_text, screen_text, settle,
+                               write_imap_project)
 
 NARROW = (80, 24)
 WIDE = (160, 45)
@@ -70,73 +71,92 @@ def test_keys_poll_now_moved_to_ctrl_n_and_n_is_search():
     assert ids.index("reader.next_match") < ids.index("reader.next_message")  # n is a match while searching
 
 
-async def test_slash_searches_on_the_server_and_n_moves_between_matches(workdir):
-    app = make_app(Path("p"))
+async def slash_searches_on_the_server_and_n_moves_between_matches(app, pilot) -> None:
     ops = []
     stop = OPLOG.subscribe(lambda rec: ops.append((rec.backend, rec.op)))
     try:
-        async with app.run_test(size=WIDE) as pilot:
-            await settle(pilot)
-            thread_list = app.screen.query_one(ThreadList)
-            assert len(thread_list.rows) == 4  # threads of the list
-            await search(pilot, "overflow")
-            # Every message with the word (body too), newest first; not the thread rows.
-            assert subjects(thread_list) == ["Unrelated note", "Stack overflow in the frob CLI",
-                                             "Re: Heap overflow in the frob parser", "Heap overflow in the frob parser"]
-            assert ("mbox", "search") in ops
-            text = screen_text(app)
-            assert "4 matches for 'overflow'" in text and "via mbox" in text
-            assert thread_list.has_focus and thread_list.cursor == 0
-            await pilot.press("n")
-            await pilot.press("n")
-            assert thread_list.cursor == 2
-            await pilot.press("N")
-            assert thread_list.cursor == 1
-            # In the reader, n / N open the next / previous match.
-            await pilot.press("enter")
-            await settle(pilot)
-            assert "Stack overflow in the frob CLI" in reader_text(app)
-            app.screen.query_one(ThreadView).focus()
-            await pilot.press("n")
-            await settle(pilot)
-            assert thread_list.cursor == 2 and "Looking into it." in reader_text(app)
-            assert app.screen.query_one(ThreadView).has_focus
-            await pilot.press("N")
-            await settle(pilot)
-            assert thread_list.cursor == 1 and "Deep recursion." in reader_text(app)
-            # Esc in the list ends the search: the threads are back, n in the reader is "next message".
-            thread_list.focus()
-            await pilot.press("escape")
-            await settle(pilot)
-            assert len(thread_list.rows) == 4 and "matches for" not in screen_text(app)
-            assert not app.screen.query_one(ThreadView).search_active
+        thread_list = app.screen.query_one(ThreadList)
+        assert len(thread_list.rows) == 4  # threads of the list
+        await search(pilot, "overflow")
+        # Every message with the word (body too), newest first; not the thread rows.
+        assert subjects(thread_list) == ["Unrelated note", "Stack overflow in the frob CLI",
+                                         "Re: Heap overflow in the frob parser", "Heap overflow in the frob parser"]
+        assert ("mbox", "search") in ops
     finally:
         stop()
+    text = screen_text(app)
+    assert "4 matches for 'overflow'" in text and "via mbox" in text
+    assert thread_list.has_focus and thread_list.cursor == 0
+    await pilot.press("n")
+    await pilot.press("n")
+    assert thread_list.cursor == 2
+    await pilot.press("N")
+    assert thread_list.cursor == 1
+    # In the reader, n / N open the next / previous match.
+    await pilot.press("enter")
+    await settle(pilot)
+    assert "Stack overflow in the frob CLI" in reader_text(app)
+    app.screen.query_one(ThreadView).focus()
+    await pilot.press("n")
+    await settle(pilot)
+    assert thread_list.cursor == 2 and "Looking into it." in reader_text(app)
+    assert app.screen.query_one(ThreadView).has_focus
+    await pilot.press("N")
+    await settle(pilot)
+    assert thread_list.cursor == 1 and "Deep recursion." in reader_text(app)
+    # Esc in the list ends the search: the threads are back, n in the reader is "next message".
+    thread_list.focus()
+    await pilot.press("escape")
+    await settle(pilot)
+    assert len(thread_list.rows) == 4 and "matches for" not in screen_text(app)
+    assert not app.screen.query_one(ThreadView).search_active
 
 
-async def test_a_search_without_matches_says_so_and_esc_restores_then_reader_n_is_the_next_message(workdir):
-    # Two tests on the same project were two apps: a search without matches, and n in the reader
-    # once no search is shown (which the Esc of the first leaves).
+async def a_search_without_matches_says_so_and_esc_restores_then_reader_n_is_the_next_message(app, pilot) -> None:
+    # n in the reader once no search is shown, which the Esc of the search leaves.
+    await search(pilot, "zzzz-nothing")
+    thread_list = app.screen.query_one(ThreadList)
+    assert len(thread_list.rows) == 0
+    assert "0 matches for 'zzzz-nothing'" in screen_text(app)
+    await pilot.press("escape")
+    await settle(pilot)
+    assert len(thread_list.rows) == 4
+    target = subjects(thread_list).index("Heap overflow in the frob parser")
+    thread_list.cursor = target
+    await pilot.press("enter")
+    await settle(pilot)
+    view = app.screen.query_one(ThreadView)
+    view.focus()
+    await pilot.press("n")
+    await settle(pilot)
+    assert thread_list.cursor == target  # not moved: n scrolled to the next message
+    assert app.screen.query_one(ReaderPane).thread is not None
+
+
+async def server_words_in_the_status_line_are_inert(app, pilot) -> None:
+    await search(pilot, "overflow")
+    pane = app.screen.threads
+    pane.show_search_results(pane.thread_list.rows, "q\u202e", "imap", "IMAP \x1b[31mSEARCH",
+                             failed=(("Lists/\x1b]0;evil\x07dev", "denied"),), notes=("a\u200bnote",))
+    await pilot.pause()
+    status = str(pane.query_one("#threads-status").render())
+    assert "not searched: Lists/" in status
+    assert not any(ch in status for ch in ("\x1b", "\x07", "\u202e", "\u200b"))
+
+
+async def test_searches_on_the_mbox_project(workdir):
+    """Three checks on one app (issue 36 §7: an app started and settled is most of such a test's
+    CPU; they were three tests, one app each), each starting from the list of threads with the
+    focus on it (``back_to_the_list`` asserts it between them); a failure's traceback names the
+    check."""
     app = make_app(Path("p"))
     async with app.run_test(size=WIDE) as pilot:
         await settle(pilot)
-        await search(pilot, "zzzz-nothing")
-        thread_list = app.screen.query_one(ThreadList)
-        assert len(thread_list.rows) == 0
-        assert "0 matches for 'zzzz-nothing'" in screen_text(app)
-        await pilot.press("escape")
-        await settle(pilot)
-        assert len(thread_list.rows) == 4
-        target = subjects(thread_list).index("Heap overflow in the frob parser")
-        thread_list.cursor = target
-        await pilot.press("enter")
-        await settle(pilot)
-        view = app.screen.query_one(ThreadView)
-        view.focus()
-        await pilot.press("n")
-        await settle(pilot)
-        assert thread_list.cursor == target  # not moved: n scrolled to the next message
-        assert app.screen.query_one(ReaderPane).thread is not None
+        await slash_searches_on_the_server_and_n_moves_between_matches(app, pilot)
+        await back_to_the_list(pilot)
+        await a_search_without_matches_says_so_and_esc_restores_then_reader_n_is_the_next_message(app, pilot)
+        await back_to_the_list(pilot)
+        await server_words_in_the_status_line_are_inert(app, pilot)
 
 
 # -- on a real Dovecot: the list's IMAP source, and a personal account's folder ------------------
@@ -160,31 +180,35 @@ def imap_search_project(tmp_path, user_config, dovecot, dovecot_user, memory_key
     return project
 
 
-async def test_slash_on_an_imap_list_searches_on_dovecot(imap_search_project):
+async def test_slash_searches_on_dovecot_in_the_imap_list_then_in_an_account_folder(imap_search_project, dovecot,
+                                                                                  dovecot_user):
+    """Two tests, one app each, were one app (issue 36 §7): the list's search, ended by Esc, then
+    the account folder's; the folder's message is there from the start (the list's search does
+    not look at that folder)."""
+    dovecot.append(dovecot_user, "Archive", report(4, "Heap overflow, archived", "old\r\n"))
     app = make_app(imap_search_project)
     async with app.run_test(size=WIDE) as pilot:
         await settle(pilot)
+        # / on an IMAP list searches on Dovecot.
         await search(pilot, "Überlauf")
         thread_list = app.screen.query_one(ThreadList)
-        assert subjects(thread_list) == ["Größenüberlauf"]
+        assert subjects(thread_list) == ["Größenüberlauf"], "the list's search"
         text = screen_text(app)
         assert "1 match for 'Überlauf'" in text and "via imap (IMAP UID SEARCH" in text
         await pilot.press("enter")
         await settle(pilot)
         assert "ein Überlauf im Parser" in reader_text(app)
-
-
-async def test_slash_in_an_account_folder_searches_that_folder(imap_search_project, dovecot, dovecot_user):
-    dovecot.append(dovecot_user, "Archive", report(4, "Heap overflow, archived", "old\r\n"))
-    app = make_app(imap_search_project)
-    async with app.run_test(size=WIDE) as pilot:
+        await back_to_the_list(pilot)
+        await pilot.press("escape")  # the search ends: the list's threads again
         await settle(pilot)
+        assert len(thread_list.rows) == 3 and "match" not in screen_text(app)
+        # / in an account folder searches that folder.
         app.screen.accounts.open_folder("work", "Archive", "Archive")
         await settle(pilot)
         app.screen.query_one(ThreadList).focus()
         await search(pilot, "overflow")
         thread_list = app.screen.query_one(ThreadList)
-        assert subjects(thread_list) == ["Heap overflow, archived"]  # that folder only, not INBOX
+        assert subjects(thread_list) == ["Heap overflow, archived"], "the folder's search: that folder only, not INBOX"
         assert "via work (IMAP UID SEARCH" in screen_text(app)
 
 
@@ -206,15 +230,3 @@ def test_search_rows_grow_until_the_backend_counts_them():
     assert len(rows) == 5 and rows.total_known and rows.peek(3).subject == "hit 3"
 
 
-async def test_server_words_in_the_status_line_are_inert(workdir):
-    app = make_app(Path("p"))
-    async with app.run_test(size=WIDE) as pilot:
-        await settle(pilot)
-        await search(pilot, "overflow")
-        pane = app.screen.threads
-        pane.show_search_results(pane.thread_list.rows, "q\u202e", "imap", "IMAP \x1b[31mSEARCH",
-                                 failed=(("Lists/\x1b]0;evil\x07dev", "denied"),), notes=("a\u200bnote",))
-        await pilot.pause()
-        status = str(pane.query_one("#threads-status").render())
-        assert "not searched: Lists/" in status
-        assert not any(ch in status for ch in ("\x1b", "\x07", "\u202e", "\u200b"))

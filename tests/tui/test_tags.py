@@ -104,11 +104,30 @@ async def test_a_message_expunged_between_tag_and_confirm_is_reported_and_untagg
     assert b"\\Seen" not in flags[SUBJECTS[0]]
 
 
-async def test_tag_all_clear_and_cancel_write_nothing(tags_project, dovecot, dovecot_user):
+async def test_next_unread_then_tag_all_clear_and_cancel_write_nothing(tags_project, dovecot, dovecot_user):
+    """Two tests, one app each, on one app (issue 36 §7). u skips the messages the server has as
+    seen (two are marked before the start) and wraps; then T, d cancelled, V and f cancelled
+    write nothing: the flags after are those before the app started."""
+    with dovecot.client(dovecot_user) as client:
+        client.select_folder("INBOX")
+        client.add_flags(client.search(["SUBJECT", SUBJECTS[3]]) + client.search(["SUBJECT", SUBJECTS[1]]),
+                         [b"\\Seen"])
     before = inbox_flags(dovecot, dovecot_user)
     app = make_app(tags_project)
     async with app.run_test(size=(140, 44)) as pilot:
         await open_inbox(app, pilot)
+        # Next unread skips the server's seen messages and wraps.
+        thread_list = app.main.threads.thread_list
+        assert thread_list.cursor == 0
+        await pilot.press("u")
+        assert thread_list.current.subject == SUBJECTS[2], "u: the first unread"
+        await pilot.press("u")
+        assert thread_list.current.subject == SUBJECTS[0], "u: the next unread"
+        await pilot.press("u")  # wraps to the top
+        assert thread_list.current.subject == SUBJECTS[2], "u: wrapped"
+        # With none unread, u says so and stays: the thread list's own, on rows of any source
+        # (tests/tui/test_paged_unread.py's test_next_unread_says_none_only_after_every_page_was_looked_at).
+        # Tag all, clear and cancel write nothing.
         await pilot.press("T")
         await settle(pilot)
         assert len(tagged_subjects(app)) == 4 and "4 tagged" in status(app)
@@ -126,7 +145,7 @@ async def test_tag_all_clear_and_cancel_write_nothing(tags_project, dovecot, dov
         assert "Flag: 1 message in account work" in screen_text(app)
         await pilot.press("escape")
         await settle(pilot)
-    assert inbox_flags(dovecot, dovecot_user) == before
+    assert inbox_flags(dovecot, dovecot_user) == before, "T, d, V, f cancelled: nothing written"
 
 
 async def test_move_the_tagged_messages_to_a_picked_folder(tags_project, dovecot, dovecot_user):
@@ -151,27 +170,6 @@ async def test_move_the_tagged_messages_to_a_picked_folder(tags_project, dovecot
         assert [rows.peek(i).subject for i in range(len(rows))] == [SUBJECTS[1], SUBJECTS[0]]
         assert tagged_subjects(app) == []
     assert folder_subjects(dovecot, dovecot_user, "Lists") == sorted(SUBJECTS[2:])
-
-
-async def test_next_unread_skips_the_servers_seen_messages_and_wraps(tags_project, dovecot, dovecot_user):
-    with dovecot.client(dovecot_user) as client:
-        client.select_folder("INBOX")
-        client.add_flags(client.search(["SUBJECT", SUBJECTS[3]]) + client.search(["SUBJECT", SUBJECTS[1]]),
-                         [b"\\Seen"])
-    app = make_app(tags_project)
-    async with app.run_test(size=(140, 44)) as pilot:
-        await open_inbox(app, pilot)
-        thread_list = app.main.threads.thread_list
-        assert thread_list.cursor == 0
-        await pilot.press("u")
-        assert thread_list.current.subject == SUBJECTS[2]
-        await pilot.press("u")
-        assert thread_list.current.subject == SUBJECTS[0]
-        await pilot.press("u")  # wraps to the top
-        assert thread_list.current.subject == SUBJECTS[2]
-    # With none unread, u says so and stays: the thread list's own, on rows of any source
-    # (tests/tui/test_paged_unread.py's test_next_unread_says_none_only_after_every_page_was_looked_at;
-    # this test started a second app on the server's flags for it).
 
 
 async def test_tag_all_of_a_paged_folder_and_flag_over_max_bulk_in_one_proposal(tags_project, dovecot, dovecot_user):
