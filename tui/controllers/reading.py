@@ -45,8 +45,9 @@ READ_AHEAD_KEPT = 8
 #: Seconds the cursor rests on a row before it is read ahead (not the first row of a folder).
 READ_AHEAD_REST = 0.08
 #: Seconds after the first row of the process is painted before the dialogs are made ready
-#: (tui/dialogs/ahead.py). None: never, a test hook (the TUI tests' apps, but those of the
-#: dialogs ahead: tests/tui/conftest.py says why).
+#: (tui/dialogs/ahead.py). 0: at once. Made 0.3 s after it, they were still being made when a
+#: habit user's Enter and r came (0.4-0.8 s after it), on r's path (issue 35, reply11). None:
+#: never, a test hook (the TUI tests' apps, but those of the dialogs ahead: tests/tui/conftest.py).
 DIALOGS_AHEAD_AFTER: float | None = 0.0
 
 
