@@ -427,8 +427,14 @@ lock), two harnesses at once (load 1-10): ours 0 of 93 (3 of 71 before the fix).
   | 15:30 reply (9.9-10.5), b738cd4  | 0.057  | 0.030 | 0.032 | 1.80x       | 0.95x     | <= 1x |
   | 15:30 open (9.9-10.5)             | 0.055  | 0.062 | 0.037 | 1.50x       | 1.67x     | <= 2x |
   | 15:32 reply --think 1 (6.9-9.9)   | 0.017  | 0.022 | 0.030 | 0.57x       | 0.74x     | <= 1x |
+  | 15:39 reply (2.6-4.5), 4 commits  | 0.068  | 0.022 | 0.018 | 3.74x       | 1.22x     | <= 1x |
+  | 15:39 open (2.6-4.5)              | 0.057  | 0.046 | 0.032 | 1.80x       | 1.45x     | <= 2x |
+  | 15:39 flag, f -> Ctrl+s (2.6-4.5) | 0.183  | 0.125 | 0.126 | 1.46x       | 1.00x     | <= 1x |
 
-  Single replies at 15:11: ours 0.011-0.062, before 0.016-0.098 (aerc 0.013-0.027); at 15:30
+  Single replies at 15:39: ours 0.011-0.025, before 0.022-0.127 (aerc 0.016-0.032): the slow
+  mode is gone; f's proposal, the process's first dialog too, finds it ready (0.183 -> 0.125,
+  f -> Ctrl+s at load 3; equal at think 1, 0.159 / 0.158). At 15:11: ours 0.011-0.062, before
+  0.016-0.098 (aerc 0.013-0.027); at 15:30
   ours 0.014-0.052, before 0.011-0.107 (aerc 0.017-0.114). With --think 1 both builds find the
   dialog ready: the same path, inside the noise (0.017 / 0.022). At load
   13-16 the base had its dialogs ready before r too (the bench's keys come later) and single
