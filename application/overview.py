@@ -103,9 +103,10 @@ def _counts(project: Project, op: Op, thread_ids: list[ThreadId], many: Callable
     threads it accepts, the per-thread dispatch for the others. None: not told. Each backend
     call holds ``backend_lock`` for itself only."""
     out: dict[ThreadId, int | None] = {}
-    res = project.sources.resolve(op)
-    chosen = project.sources.backends[res.chosen] if res.chosen else None
-    batch = [t for t in thread_ids if chosen is not None and chosen.accepts(t)]
+    with backend_lock:  # resolving asks the backends (an IMAP source's first capabilities: a SELECT)
+        res = project.sources.resolve(op)
+        chosen = project.sources.backends[res.chosen] if res.chosen else None
+        batch = [t for t in thread_ids if chosen is not None and chosen.accepts(t)]
     if batch:
         try:
             with backend_lock:

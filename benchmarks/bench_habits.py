@@ -390,6 +390,60 @@ open10). The machine stayed at load 20-24 for the rest of the session (other hel
   Left on the open path (UI CPU, bench_open_headless):
   the body's frame (~10 ms: layout, the body's lines, the reading pane's border) and Enter's
   handling before it (~5-7 ms: show_thread, the focus move's restyle of the two panes' borders).
+
+reply11 (2026-12-04, 14:37-15:45 UTC). Where r typed at once went, traced in tmux (a scratch
+sitecustomize in the app's process, not kept: every UI-thread step with its CPU by
+time.thread_time, the key's arrival on the input thread, each frame, the compose and dialog
+steps, the collector, on the clock send-keys is read with; the same steps as this file, ours
+only or --before /work/base alternated, 8-45 fresh processes a run). Fast mode (the empty dialog
+filled and prepared before r): the key's handling and the push (~1.5 ms of UI CPU: no mount, no
+restyle, no layout, no worker) and one full frame from cached lines (~5 ms), 6-8 ms in all. The
+slow mode was not the build ahead: it was the first process's dialogs ahead still being made.
+They started 0.3 s after the first list and took ~0.3 s (imports on a worker, the dialogs'
+stylesheet ~20 ms of UI, the widgets' CSS, the empty dialog mounted, its first prepare ~15 ms);
+a habit user reaches r 0.37-0.78 s after the first list, so r met them: at load 3-4, 7 of 9
+base runs (r -> draft 38-142 ms; the worst: r waited for the build on a worker, the push parsed
+the stylesheet, composed the dialog's ~25 widgets and laid them out: ~95 ms of UI CPU). Now they
+start once the first list is painted (ready 200-340 ms before r in every run), and the empty
+dialog's Inputs carry their -valid class from its mount (the fill restyled the Subject: fill
+2.2-3.0 -> 1.2-1.6 ms of UI CPU). Same-run traces, load 3-8 (21 processes each): r -> draft
+median 23 ms vs 51, UI CPU from r's arrival to the draft's frame 7.7 ms vs 20.5 (max 26 vs 75),
+empty dialog prepared before r 21/21 vs 11/21.
+
+Moving the dialogs ahead onto the start-up exposed a start-up hang: the row marks' worker
+resolved its backend outside the backend lock (an IMAP source's first capabilities: LOGIN and
+SELECT Drafts) while the sources check used the same connection; one thread read the other's
+answer and the listing waited for ever ("asking the server ...", the protocol trace shows two
+threads' commands on one connection). 10 of ~300 launches this session failed (9 waiting on
+the listing, all this branch's; one reader left empty, '1 message' and no body, which the base
+does too: 1 of 51 in a later run). After the fix in application/overview.py (resolved under the
+lock), two harnesses at once (load 1-10): ours 0 of 93 (3 of 71 before the fix).
+
+  | run (load)                        | before | ours  | aerc  | before/aerc | ours/aerc | goal  |
+  |-----------------------------------|--------|-------|-------|-------------|-----------|-------|
+  | 15:11 reply (2.9-3.3), bdad79e    | 0.070  | 0.027 | 0.021 | 3.29x       | 1.26x     | <= 1x |
+  | 15:11 open (2.9-3.3)              | 0.046  | 0.043 | 0.027 | 1.68x       | 1.58x     | <= 2x |
+  | 14:49 reply (13-16), 8a95439      | 0.032  | 0.049 | 0.028 | 1.14x       | 1.77x     | <= 1x |
+  | 15:30 reply (9.9-10.5), b738cd4  | 0.057  | 0.030 | 0.032 | 1.80x       | 0.95x     | <= 1x |
+  | 15:30 open (9.9-10.5)             | 0.055  | 0.062 | 0.037 | 1.50x       | 1.67x     | <= 2x |
+  | 15:32 reply --think 1 (6.9-9.9)   | 0.017  | 0.022 | 0.030 | 0.57x       | 0.74x     | <= 1x |
+  | 15:39 reply (2.6-4.5), 4 commits  | 0.068  | 0.022 | 0.018 | 3.74x       | 1.22x     | <= 1x |
+  | 15:39 open (2.6-4.5)              | 0.057  | 0.046 | 0.032 | 1.80x       | 1.45x     | <= 2x |
+  | 15:39 flag, f -> Ctrl+s (2.6-4.5) | 0.183  | 0.125 | 0.126 | 1.46x       | 1.00x     | <= 1x |
+
+  Single replies at 15:39: ours 0.011-0.025, before 0.022-0.127 (aerc 0.016-0.032): the slow
+  mode is gone; f's proposal, the process's first dialog too, finds it ready (0.183 -> 0.125,
+  f -> Ctrl+s at load 3; equal at think 1, 0.159 / 0.158). At 15:11: ours 0.011-0.062, before
+  0.016-0.098 (aerc 0.013-0.027); at 15:30
+  ours 0.014-0.052, before 0.011-0.107 (aerc 0.017-0.114). With --think 1 both builds find the
+  dialog ready: the same path, inside the noise (0.017 / 0.022). At load
+  13-16 the base had its dialogs ready before r too (the bench's keys come later) and single
+  runs spread 0.011-0.124 for both: the process waits for the CPU (r's UI CPU 6-15 ms, wall
+  11-249 ms). Left: r -> its frame is the push and a full update of the whole screen (~5 ms of UI
+  CPU, the dialog's widgets' cached lines and the escape codes); an r typed while the reply built
+  ahead is filled and prepared (~6 ms) waits for it, and under load the build's worker lands
+  10-30 ms after the body's frame (then r shows the dialog unprepared: a layout and repaint of 5
+  widgets in the push's frame). The goal (<= aerc) is within 1.3x on the quiet run, not shown met.
 """
 
 from __future__ import annotations

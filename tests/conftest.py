@@ -70,10 +70,10 @@ def young_collections_rarer():
 
 @pytest.fixture
 def dialogs_made_on_the_key(monkeypatch):
-    """The app under test makes no dialog ready ahead (issue 35's ``DIALOGS_AHEAD_AFTER``, 0.3 s
-    after a list first shows: the dialogs' stylesheet parsed, every widget restyled, an empty
-    compose dialog mounted hidden): each dialog is made on its key, as when the key comes within
-    0.3 s of the list. Every TUI test has it unless it asks for ``dialogs_ahead``
+    """The app under test makes no dialog ready ahead (issue 35's ``DIALOGS_AHEAD_AFTER``, once a
+    list is first painted: the dialogs' stylesheet parsed, every widget restyled, an empty
+    compose dialog mounted hidden): each dialog is made on its key, as when the key comes before
+    they are ready. Every TUI test has it unless it asks for ``dialogs_ahead``
     (tests/tui/conftest.py says why); the Pilot and snapshot tests of tests/pgp take it too."""
     from mailtriage.tui.controllers import reading
 

@@ -61,14 +61,14 @@ def user_data(tmp_path, monkeypatch) -> Path:
 @pytest.fixture(autouse=True)
 def _dialogs_made_on_the_key(request):
     """The apps of the TUI tests do not make the dialogs ready ahead (issue 35's
-    ``DIALOGS_AHEAD_AFTER``, 0.3 s after a list first shows: the dialogs' stylesheet parsed and
+    ``DIALOGS_AHEAD_AFTER``, once a list is first painted: the dialogs' stylesheet parsed and
     every widget restyled, their widgets' default CSS, an empty compose dialog mounted hidden),
     unless the test asks for it with the ``dialogs_ahead`` fixture. It was ~0.12 of the ~0.29
     CPU-s of an app started, settled and left idle for 0.6 s (load 6), paid by every test that
-    lived 0.3 s past its first list, most of which open no dialog; and whether a test's r found
-    the dialog made ahead or made it on the key depended on how fast the machine reached the
-    key. Now a dialog is made on its key in every other test, as it is when the key comes
-    within 0.3 s; the dialogs made ahead are tested in test_dialogs_ahead.py (that they show
+    lived past its first list, most of which open no dialog; and whether a test's r found the
+    dialog made ahead or made it on the key depended on how fast the machine reached the key.
+    Now a dialog is made on its key in every other test, as it is when the key comes before
+    they are ready; the dialogs made ahead are tested in test_dialogs_ahead.py (that they show
     as the one made on the key) and test_open_restyle.py (issue 36 §7)."""
     if "dialogs_ahead" not in request.fixturenames:
         request.getfixturevalue("dialogs_made_on_the_key")  # tests/conftest.py
@@ -76,7 +76,7 @@ def _dialogs_made_on_the_key(request):
 
 @pytest.fixture
 def dialogs_ahead():
-    """The app makes the dialogs ready 0.3 s after its first list, as ``mailtriage`` does."""
+    """The app makes the dialogs ready once its first list is painted, as ``mailtriage`` does."""
 
 
 @pytest.fixture(scope="session")

@@ -139,3 +139,31 @@ async def test_imap_listing_paints_the_newest_threads_first_then_the_rest(imap_p
         assert "3 threads · via list_recent_threads → imap (primary)" in screen_text(app)
     listings = [r.size for r in OPLOG.items() if r.op == "list_recent_threads"]
     assert listings == [2, 3]  # the newest two first (limit), then the whole window
+
+
+
+def test_a_screens_row_marks_talk_to_the_server_only_under_the_backend_lock(imap_project):
+    """The row marks' batch (``Service.thread_statuses``, a worker at start-up) resolved which
+    backend lists drafts outside the backend lock: an IMAP source's first capabilities connect and
+    SELECT Drafts, on the connection the start-up's sources check (holding the lock) opened at the
+    same moment. One thread read the other's tagged answer and the start-up listing waited for ever
+    ("asking the server …": 5 of ~150 bench_habits launches, reply11). Every protocol line the
+    batch sends is sent holding the lock."""
+    from mailtriage.application.service import Service
+    from mailtriage.backends.contract import ThreadId
+    from mailtriage.core.settings import load_settings
+    from mailtriage.core.trace import TRACE
+
+    service = Service(imap_project, demo=False, settings=load_settings())
+    service.open()
+    unlocked: list[str] = []
+
+    def seen(line) -> None:  # on the thread that sends it: this one
+        if getattr(line, "direction", "") == ">" and not service._lock._held.depth:
+            unlocked.append(line.text)
+    unsubscribe = TRACE.subscribe(seen)
+    try:
+        service.thread_statuses([ThreadId("msgid", "<overflow-1@example.com>")])
+    finally:
+        unsubscribe()
+    assert unlocked == []

@@ -44,10 +44,11 @@ if TYPE_CHECKING:
 READ_AHEAD_KEPT = 8
 #: Seconds the cursor rests on a row before it is read ahead (not the first row of a folder).
 READ_AHEAD_REST = 0.08
-#: Seconds after the first row of the process is shown before the dialogs are made ready
-#: (tui/dialogs/ahead.py): the first paint and its listing come first. None: never, a test hook
-#: (the TUI tests' apps, but those of the dialogs ahead: tests/tui/conftest.py says why).
-DIALOGS_AHEAD_AFTER: float | None = 0.3
+#: Seconds after the first row of the process is painted before the dialogs are made ready
+#: (tui/dialogs/ahead.py). 0: at once. Made 0.3 s after it, they were still being made when a
+#: habit user's Enter and r came (0.4-0.8 s after it), on r's path (issue 35, reply11). None:
+#: never, a test hook (the TUI tests' apps, but those of the dialogs ahead: tests/tui/conftest.py).
+DIALOGS_AHEAD_AFTER: float | None = 0.0
 
 
 class Reading:
@@ -306,7 +307,7 @@ class Reading:
         if not self._dialogs_ahead:  # a list is shown: the dialogs get ready once it has painted
             self._dialogs_ahead = True
             if DIALOGS_AHEAD_AFTER is not None:
-                screen.set_timer(DIALOGS_AHEAD_AFTER, self._dialogs_ahead_now)
+                screen.call_after_refresh(self._dialogs_ahead_soon)
         listing = screen.query_one(ThreadList)
         row = listing.current
         self.thread_ahead.highlighted(listing.rows, None if row is None or isinstance(row, MailboxRow) else row)
@@ -369,6 +370,12 @@ class Reading:
         self._read_ahead_next()
 
     # -- the dialogs ahead (issue 35): the first r or f of a process no longer loads them ----
+    def _dialogs_ahead_soon(self) -> None:
+        if DIALOGS_AHEAD_AFTER:
+            self._screen.set_timer(DIALOGS_AHEAD_AFTER, self._dialogs_ahead_now)
+        else:
+            self._dialogs_ahead_now()
+
     def _dialogs_ahead_now(self) -> None:
         self._run(self._import_dialogs_ahead, group="dialogs-ahead")
 
