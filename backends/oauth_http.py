@@ -16,11 +16,14 @@ and URLs pass through ``trace.redact`` (``code=``, ``access_token=`` … are hid
 from __future__ import annotations
 
 import errno
+import hashlib
 import http.server
 import json
+import os
 import select
 import socket
 import ssl
+import threading
 import time
 from typing import Any, Mapping
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -42,10 +45,29 @@ def make_client(channel: str, base_url: str = "", *, timeout: float, ca_file: st
     if ca_file:
         import httpx  # lazy, as in core.http: httpx costs over 0.1 s to import
 
-        context = ssl.create_default_context()
-        context.load_verify_locations(cafile=ca_file)
-        transport = httpx.HTTPTransport(verify=context)
+        transport = httpx.HTTPTransport(verify=_trusting(ca_file))
     return HttpClient(channel, base_url, timeout=timeout, retry=retry, headers=headers, transport=transport)
+
+
+_CA_CONTEXTS: dict[tuple[str, bytes, str, str], ssl.SSLContext] = {}
+_CA_LOCK = threading.Lock()
+
+
+def _trusting(ca_file: str) -> ssl.SSLContext:
+    """The verifying context of the system's CAs and ``ca_file``'s, made once a process for the
+    same file content and CA settings: each one read the system's CA store again (~22 ms of CPU
+    a client). Shared as core.http shares its own (a context only configures sockets). The file
+    is read on every call, so a replaced CA is loaded again and an unreadable one still fails."""
+    with open(ca_file, "rb") as handle:
+        digest = hashlib.sha256(handle.read()).digest()
+    key = (ca_file, digest, os.environ.get("SSL_CERT_FILE", ""), os.environ.get("SSL_CERT_DIR", ""))
+    with _CA_LOCK:
+        context = _CA_CONTEXTS.get(key)
+        if context is None:
+            context = ssl.create_default_context()
+            context.load_verify_locations(cafile=ca_file)
+            _CA_CONTEXTS[key] = context
+        return context
 
 
 # -- google-auth -------------------------------------------------------------------------------
