@@ -16,14 +16,10 @@ and URLs pass through ``trace.redact`` (``code=``, ``access_token=`` … are hid
 from __future__ import annotations
 
 import errno
-import hashlib
 import http.server
 import json
-import os
 import select
 import socket
-import ssl
-import threading
 import time
 from typing import Any, Mapping
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -33,41 +29,22 @@ from google.auth.transport import Request as GoogleRequest
 
 from mailtriage.backends.errors import MailError
 from mailtriage.core.http import HttpClient, HttpError, RetryPolicy
+from mailtriage.core.tls import trusting
 
 
 def make_client(channel: str, base_url: str = "", *, timeout: float, ca_file: str | None = None,
                 retry: RetryPolicy | None = None, headers: dict[str, str] | None = None) -> HttpClient:
     """An :class:`HttpClient` that also trusts ``ca_file`` (a self-hosted or test CA) when given.
 
-    Raises OSError / ssl.SSLError when ``ca_file`` cannot be read.
+    Raises OSError / ssl.SSLError when ``ca_file`` cannot be read (the TLS context is
+    core.tls's, shared by every client of the same CAs).
     """
     transport = None
     if ca_file:
         import httpx  # lazy, as in core.http: httpx costs over 0.1 s to import
 
-        transport = httpx.HTTPTransport(verify=_trusting(ca_file))
+        transport = httpx.HTTPTransport(verify=trusting(ca_file))
     return HttpClient(channel, base_url, timeout=timeout, retry=retry, headers=headers, transport=transport)
-
-
-_CA_CONTEXTS: dict[tuple[str, bytes, str, str], ssl.SSLContext] = {}
-_CA_LOCK = threading.Lock()
-
-
-def _trusting(ca_file: str) -> ssl.SSLContext:
-    """The verifying context of the system's CAs and ``ca_file``'s, made once a process for the
-    same file content and CA settings: each one read the system's CA store again (~22 ms of CPU
-    a client). Shared as core.http shares its own (a context only configures sockets). The file
-    is read on every call, so a replaced CA is loaded again and an unreadable one still fails."""
-    with open(ca_file, "rb") as handle:
-        digest = hashlib.sha256(handle.read()).digest()
-    key = (ca_file, digest, os.environ.get("SSL_CERT_FILE", ""), os.environ.get("SSL_CERT_DIR", ""))
-    with _CA_LOCK:
-        context = _CA_CONTEXTS.get(key)
-        if context is None:
-            context = ssl.create_default_context()
-            context.load_verify_locations(cafile=ca_file)
-            _CA_CONTEXTS[key] = context
-        return context
 
 
 # -- google-auth -------------------------------------------------------------------------------
