@@ -43,7 +43,7 @@ def make_client(channel: str, base_url: str = "", *, timeout: float, ca_file: st
     if ca_file:
         import httpx  # lazy, as in core.http: httpx costs over 0.1 s to import
 
-        transport = httpx.HTTPTransport(verify=trusting(ca_file))
+        transport = httpx.HTTPTransport(verify=trusting(ca_file, use="http"))
     return HttpClient(channel, base_url, timeout=timeout, retry=retry, headers=headers, transport=transport)
 
 

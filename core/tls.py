@@ -3,8 +3,10 @@
 ``ssl.create_default_context()`` reads the system's CA store (~22 ms of CPU) and an account's
 ``ca_file`` (a self-hosted CA, a TLS-inspecting proxy, the tests' servers) each time; every IMAP
 connection, SMTP send and OAuth client made its own. A context only configures the sockets
-wrapped with it (nothing here changes one after it is made), so one is shared by every client
-of the same CAs, as core/http.py shares httpx's (issue 36 §7).
+wrapped with it, so one is shared by every client of the same CAs and use, as core/http.py
+shares httpx's (issue 36 §7). An HTTP client's context is never a mail protocol's: httpx sets
+its ALPN protocols ("http/1.1") on the context it is given, which an IMAP or SMTP handshake
+must not offer.
 """
 
 from __future__ import annotations
@@ -18,9 +20,9 @@ _CONTEXTS: dict[tuple, ssl.SSLContext] = {}
 _LOCK = threading.Lock()
 
 
-def trusting(ca_file: str | None = None, *, system_cas: bool = True) -> ssl.SSLContext:
-    """A verifying context of the system's CAs (``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` as OpenSSL
-    reads them) and ``ca_file``'s; with ``system_cas=False``, of ``ca_file``'s alone (what
+def trusting(ca_file: str | None = None, *, use: str, system_cas: bool = True) -> ssl.SSLContext:
+    """A verifying context for ``use`` ("http" or "mail": never shared between the two) of the
+    system's CAs (``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` as OpenSSL reads them) and ``ca_file``'s; with ``system_cas=False``, of ``ca_file``'s alone (what
     ``ssl.create_default_context(cafile=…)`` makes). The file is read on every call, so a
     replaced CA is loaded again and an unreadable one raises OSError (ssl.SSLError: not a CA
     file) at each call, as before."""
@@ -28,7 +30,7 @@ def trusting(ca_file: str | None = None, *, system_cas: bool = True) -> ssl.SSLC
     if ca_file:
         with open(ca_file, "rb") as handle:
             digest = hashlib.sha256(handle.read()).digest()
-    key = (ca_file, digest, system_cas, os.environ.get("SSL_CERT_FILE", ""), os.environ.get("SSL_CERT_DIR", ""))
+    key = (use, ca_file, digest, system_cas, os.environ.get("SSL_CERT_FILE", ""), os.environ.get("SSL_CERT_DIR", ""))
     with _LOCK:
         context = _CONTEXTS.get(key)
         if context is None:

@@ -116,7 +116,7 @@ class MailServer:
     ca_file: str | None = None  # extra CA to trust (self-hosted servers)
 
     def tls_context(self):
-        return trusting(self.ca_file, system_cas=False)  # the process's context of these CAs
+        return trusting(self.ca_file, use="mail", system_cas=False)  # the process's context of these CAs
 
 
 @frozen_dataclass

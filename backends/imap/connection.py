@@ -337,7 +337,7 @@ class ImapConnection:
     def ssl_context(self) -> ssl.SSLContext:
         if self._ssl_context is None:
             try:
-                ctx = trusting(self.account.ca_file)  # the process's context of these CAs
+                ctx = trusting(self.account.ca_file, use="mail")  # the process's context of these CAs
             except (OSError, ssl.SSLError) as exc:
                 raise Unavailable(self.name, f"cannot read ca_file {self.account.ca_file}: {exc}") from exc
             self._ssl_context = ctx

@@ -161,7 +161,7 @@ async def deliver(endpoint: SmtpEndpoint, message: EmailMessage, *, sender: str,
 
 
 def _tls_context(account: ImapAccount) -> ssl.SSLContext:
-    return trusting(account.ca_file)  # the process's context of these CAs
+    return trusting(account.ca_file, use="mail")  # the process's context of these CAs
 
 
 def _password(account: ImapAccount) -> str:

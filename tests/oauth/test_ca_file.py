@@ -7,12 +7,15 @@ contexts from the same function."""
 
 from __future__ import annotations
 
+import socket
 import ssl
+import threading
 
 import pytest
 
 from mailtriage.backends.oauth_http import make_client
 from mailtriage.core.http import HttpError
+from mailtriage.core.tls import trusting
 from tests.archives.fakehttp import FakeHttpServer, Reply
 from tests.servers.certs import make_certificate
 
@@ -45,3 +48,26 @@ def test_a_missing_ca_file_fails_each_client(tmp_path):
     for _ in range(2):
         with pytest.raises(OSError):
             make_client("test", timeout=5, ca_file=str(tmp_path / "missing.pem"))
+
+
+def test_a_mail_connection_never_offers_the_alpn_an_http_client_set_on_its_context(tmp_path):
+    """httpx sets "http/1.1" as the ALPN protocol on the context it is given; an IMAP or SMTP
+    handshake trusting the same ca_file must not offer it (a server may refuse the handshake)."""
+    cert = make_certificate(tmp_path / "one")
+    with FakeHttpServer(lambda request: Reply.text("ok"), ssl_context=cert.server_context()) as server:
+        assert make_client("test", timeout=5, ca_file=str(cert.cert)).get(server.base_url + "/").status_code == 200
+    offered = []
+    server_context = cert.server_context()
+    server_context.set_alpn_protocols(["imap", "http/1.1"])
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        def serve() -> None:
+            conn, _ = listener.accept()
+            with server_context.wrap_socket(conn, server_side=True) as tls:
+                offered.append(tls.selected_alpn_protocol())
+        thread = threading.Thread(target=serve)
+        thread.start()
+        with socket.create_connection(listener.getsockname(), timeout=5) as raw, \
+                trusting(str(cert.cert), use="mail").wrap_socket(raw, server_hostname="localhost"):
+            pass
+        thread.join(5)
+    assert offered == [None]  # nothing offered: the server picked no protocol
