@@ -125,7 +125,7 @@ def pytest_unconfigure(config):
     gc.freeze()
 
 
-def pytest_collection_modifyitems(items):
+def pytest_collection_modifyitems(config, items):
     """Tests marked slow start first (stable otherwise): on scripts/test's few workers a
     run no longer ends with one worker alone on a state machine or a process race it met last.
     Under xdist they head each worker's share: ``--dist worksteal`` first hands the workers
@@ -134,7 +134,9 @@ def pytest_collection_modifyitems(items):
     ``_worksteal_slices``)."""
     slow = [item for item in items if item.get_closest_marker("slow") is not None]
     rest = [item for item in items if item.get_closest_marker("slow") is None]
-    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)
+    # An xdist worker's config has its workerinput (the environment's PYTEST_XDIST_WORKER_COUNT
+    # would also reach the pytest a test starts: tests/core/test_suite_exit.py).
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
     if workers < 2 or not slow:
         items[:] = slow + rest
         return

@@ -22,10 +22,12 @@ class Item:
 
 
 class Config:
-    """What the scheduler reads of pytest's config: the workers asked for (``-n``)."""
+    """What the scheduler reads of the controller's config (the workers asked for, ``-n``), and
+    the hook of a worker's (its workerinput)."""
 
     def __init__(self, workers: int) -> None:
         self.workers = workers
+        self.workerinput = {"workercount": workers}
 
     def getvalue(self, name: str) -> list[str]:
         assert name == "tx"
@@ -57,10 +59,9 @@ def collected(total: int, slow: int) -> list[Item]:
 
 
 @pytest.mark.parametrize(("workers", "total", "slow"), [(4, 3709, 35), (3, 3709, 35), (4, 90, 9), (2, 10, 3)])
-def test_each_worker_starts_with_its_share_of_the_slow_tests(monkeypatch, workers, total, slow):
-    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", str(workers))  # as xdist sets it in each worker
+def test_each_worker_starts_with_its_share_of_the_slow_tests(workers, total, slow):
     items = collected(total, slow)
-    pytest_collection_modifyitems(items)
+    pytest_collection_modifyitems(Config(workers), items)
     assert sorted(item.name for item in items) == sorted(f"t{n}" for n in range(total))  # the same tests, once each
     scheduler = WorkStealingScheduling(Config(workers))
     nodes = [Worker(f"gw{k}") for k in range(workers)]
@@ -80,8 +81,8 @@ def test_each_worker_starts_with_its_share_of_the_slow_tests(monkeypatch, worker
 
 
 def test_without_workers_the_slow_tests_come_first_in_their_order(monkeypatch):
-    monkeypatch.delenv("PYTEST_XDIST_WORKER_COUNT", raising=False)
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "4")  # a pytest started by a worker's test sees this
     items = collected(40, 5)
-    pytest_collection_modifyitems(items)
+    pytest_collection_modifyitems(object(), items)  # a config without workerinput: no xdist here
     assert [item.name for item in items[:5]] == ["t0", "t8", "t16", "t24", "t32"]
     assert [item.name for item in items[5:]] == [f"t{n}" for n in range(40) if n % 8]
