@@ -20,7 +20,6 @@ import http.server
 import json
 import select
 import socket
-import ssl
 import time
 from typing import Any, Mapping
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -30,21 +29,21 @@ from google.auth.transport import Request as GoogleRequest
 
 from mailtriage.backends.errors import MailError
 from mailtriage.core.http import HttpClient, HttpError, RetryPolicy
+from mailtriage.core.tls import trusting
 
 
 def make_client(channel: str, base_url: str = "", *, timeout: float, ca_file: str | None = None,
                 retry: RetryPolicy | None = None, headers: dict[str, str] | None = None) -> HttpClient:
     """An :class:`HttpClient` that also trusts ``ca_file`` (a self-hosted or test CA) when given.
 
-    Raises OSError / ssl.SSLError when ``ca_file`` cannot be read.
+    Raises OSError / ssl.SSLError when ``ca_file`` cannot be read (the TLS context is
+    core.tls's, shared by every client of the same CAs).
     """
     transport = None
     if ca_file:
         import httpx  # lazy, as in core.http: httpx costs over 0.1 s to import
 
-        context = ssl.create_default_context()
-        context.load_verify_locations(cafile=ca_file)
-        transport = httpx.HTTPTransport(verify=context)
+        transport = httpx.HTTPTransport(verify=trusting(ca_file, use="http"))
     return HttpClient(channel, base_url, timeout=timeout, retry=retry, headers=headers, transport=transport)
 
 

@@ -182,7 +182,7 @@ def baseline_collect(sources, tracker, issue_ids=None):
     sources.preflight()
     reviewer = sources.config.get("security_inbox.foundation_security_address")
     items = []
-    for summary in _issue_list(tracker, issue_ids):
+    for summary in _issue_list(tracker, issue_ids)[0]:
         item = SyncItem(summary["id"], summary["title"], summary["state"], list(summary["labels"]))
         items.append(item)
         try:

@@ -63,7 +63,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import ssl
 import tomllib
 from dataclasses import field
 from pathlib import Path
@@ -75,6 +74,7 @@ from mailtriage.core.origins import is_loopback
 from mailtriage.core.projectconfig import ConfigError
 from mailtriage.core.secrets import get_secret, remember_secret, set_secret
 from mailtriage.core.settings import data_dir
+from mailtriage.core.tls import trusting
 from mailtriage.modes.addresses import AddressError, normalize_domain, valid_token
 from mailtriage.modes.protocol_messages import _transfers
 
@@ -116,7 +116,7 @@ class MailServer:
     ca_file: str | None = None  # extra CA to trust (self-hosted servers)
 
     def tls_context(self):
-        return ssl.create_default_context(cafile=self.ca_file) if self.ca_file else ssl.create_default_context()
+        return trusting(self.ca_file, use="mail", system_cas=False)  # the process's context of these CAs
 
 
 @frozen_dataclass

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""Check what a user installs: build the wheel and the sdist, install each into a fresh virtual
-environment (not editable), and from outside the checkout run ``mailtriage --version``,
+"""Check what a user installs: build the wheel and the sdist, install the wheel into a fresh
+virtual environment (not editable), and from outside the checkout run ``mailtriage --version``,
 ``mailtriage --demo list`` and the app itself on a pseudo-terminal until the demo's thread list
-is painted, then quit it with ``q``.
+is painted, then quit it with ``q``. Then install the sdist over it as pip installs an sdist for
+a user (its own isolated build), and check that it installs the same files and asks for the same
+dependencies as the wheel (so a fresh environment of it is that one), and that its ``mailtriage
+--version`` runs.
 
 Usage: scripts/check_install.py [--python PY]   (PY builds the artifacts and its pip installs them;
                                                  default: .venv/bin/python)
@@ -12,6 +15,7 @@ Exit 0 when both artifacts pass; 1 with the failing step on stderr otherwise.
 from __future__ import annotations
 
 import argparse
+import email.parser
 import fcntl
 import os
 import pty
@@ -129,8 +133,9 @@ def drive_app(exe: Path, cwd: Path, env: dict[str, str], expect: str, timeout: f
         os.close(fd)
 
 
-def check_artifact(artifact: Path, work: Path, version: str, pip_python: str) -> None:
-    name = "wheel" if artifact.suffix == ".whl" else "sdist"
+def check_artifact(artifact: Path, work: Path, version: str, pip_python: str) -> Path:
+    """Install the wheel into a fresh environment and run it there; returns the environment."""
+    name = "wheel"
     home = work / f"user-{name}"
     env = clean_env(home)
     venv = home / "venv"
@@ -145,13 +150,68 @@ def check_artifact(artifact: Path, work: Path, version: str, pip_python: str) ->
     run([pip_python, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q", "--no-compile",
          str(artifact)], cwd=home, env=env)
     exe = venv / "bin" / "mailtriage"
-    out = run([str(exe), "--version"], cwd=home, env=env).strip()
-    if out != f"mailtriage {version}":
-        raise CheckFailed(f"{name}: --version printed {out!r}, expected 'mailtriage {version}'")
+    check_version(exe, home, env, version, name)
     listing = run([str(exe), "--demo", "list"], cwd=home, env=env)
     subject = first_subject(listing)
     drive_app(exe, home, env, subject)
     print(f"check-install: {name} {artifact.name}: --version, --demo list and the app (painted {subject!r}) ok")
+    return venv
+
+
+def check_version(exe: Path, home: Path, env: dict[str, str], version: str, name: str) -> None:
+    out = run([str(exe), "--version"], cwd=home, env=env).strip()
+    if out != f"mailtriage {version}":
+        raise CheckFailed(f"{name}: --version printed {out!r}, expected 'mailtriage {version}'")
+
+
+def check_sdist(sdist: Path, venv: Path, version: str, pip_python: str) -> None:
+    """Install the sdist over the wheel's environment, built as pip builds it for a user (its
+    isolated build from the sdist's own build requirements), without its dependencies, and
+    require what the wheel installed: the same files byte for byte and the same declared
+    requirements. A fresh environment of the sdist then holds what the wheel's holds (pip
+    resolves the same requirements from the same index), so the app the wheel ran is the one
+    the sdist's user runs: resolving and unpacking its ~40 dependencies again and running the
+    app a second time checked nothing more (issue 36 §7: ~4 of the check's ~12 CPU-s)."""
+    home = venv.parent
+    env = clean_env(home)
+    before = installed(venv)
+    run([pip_python, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q", "--no-compile",
+         "--force-reinstall", "--no-deps", str(sdist)], cwd=home, env=env)
+    after = installed(venv)
+    if after.files != before.files:
+        differ = sorted(set(after.files.items()) ^ set(before.files.items()))
+        raise CheckFailed(f"sdist: installs other files than the wheel: {differ[:20]}")
+    if after.requires != before.requires:
+        raise CheckFailed(f"sdist: declares {after.requires}, the wheel {before.requires}")
+    check_version(venv / "bin" / "mailtriage", home, env, version, "sdist")
+    print(f"check-install: sdist {sdist.name}: built in isolation, the wheel's files and requirements, --version ok")
+
+
+class Installed:
+    """mailtriage as installed in an environment: each file with its hash (from the RECORD pip
+    wrote, the dist-info itself left out) and the requirements its metadata declares."""
+
+    def __init__(self, files: dict[str, str], requires: list[str]) -> None:
+        self.files = files
+        self.requires = requires
+
+
+def installed(venv: Path) -> Installed:
+    found = list(venv.glob("lib/python*/site-packages/mailtriage-*.dist-info"))
+    if len(found) != 1:
+        raise CheckFailed(f"expected one mailtriage dist-info in {venv}, found {[p.name for p in found]}")
+    info = found[0]
+    files = {}
+    for line in (info / "RECORD").read_text(encoding="utf-8").splitlines():
+        path, digest, _size = line.rsplit(",", 2)
+        if not path.startswith(info.name + "/"):
+            files[path] = digest
+    meta = email.parser.Parser().parsestr((info / "METADATA").read_text(encoding="utf-8"), headersonly=True)
+    requires = sorted(f"{key}: {value}" for key, value in meta.items()
+                      if key in ("Requires-Dist", "Requires-Python", "Provides-Extra"))
+    entry_points = info / "entry_points.txt"
+    requires.append(entry_points.read_text(encoding="utf-8") if entry_points.exists() else "")
+    return Installed(files, requires)
 
 
 def first_subject(listing: str) -> str:
@@ -172,8 +232,8 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="mailtriage-check-install-"))
     try:
         wheel, sdist = build(args.python, work)
-        for artifact in (wheel, sdist):
-            check_artifact(artifact, work, version, args.python)
+        venv = check_artifact(wheel, work, version, args.python)
+        check_sdist(sdist, venv, version, args.python)
     except (CheckFailed, subprocess.TimeoutExpired) as exc:
         print(f"check-install FAILED: {exc}", file=sys.stderr)
         return 1

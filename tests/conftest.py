@@ -125,10 +125,40 @@ def pytest_unconfigure(config):
     gc.freeze()
 
 
-def pytest_collection_modifyitems(items):
+def pytest_collection_modifyitems(config, items):
     """Tests marked slow start first (stable otherwise): on scripts/test's few workers a
-    run no longer ends with one worker alone on a state machine or a process race it met last."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    run no longer ends with one worker alone on a state machine or a process race it met last.
+    Under xdist they head each worker's share: ``--dist worksteal`` first hands the workers
+    consecutive slices of this order, so with all of them in front one worker got every slow
+    test and ran them one after the other while the others ran the quick ones (see
+    ``_worksteal_slices``)."""
+    slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    rest = [item for item in items if item.get_closest_marker("slow") is None]
+    # An xdist worker's config has its workerinput (the environment's PYTEST_XDIST_WORKER_COUNT
+    # would also reach the pytest a test starts: tests/core/test_suite_exit.py).
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
+    if workers < 2 or not slow:
+        items[:] = slow + rest
+        return
+    shares: list[list] = [slow[k::workers] for k in range(workers)]
+    ordered: list = []
+    start = 0
+    for k, size in enumerate(_worksteal_slices(len(items), workers)):
+        take = size - len(shares[k])
+        ordered += shares[k] + rest[start:start + take]
+        start += max(take, 0)
+    ordered += rest[start:]
+    items[:] = ordered
+
+
+def _worksteal_slices(total: int, workers: int) -> list[int]:
+    """The sizes of the slices xdist's worksteal scheduler first sends (``check_schedule``:
+    each idle worker in turn gets ``len(pending) // workers_left`` of the tests in order)."""
+    sizes = []
+    for left in range(workers, 0, -1):
+        sizes.append(total // left)
+        total -= sizes[-1]
+    return sizes
 
 
 # -- MAILTRIAGE_TEST_CPU=1: what each test costs in CPU, beside its wall time (issue 36 §8) --

@@ -293,6 +293,10 @@ class ListResult:
 
     items: list[IssueSummary]
     problems: list[str] = field(default_factory=list)
+    #: A local-files tracker's listing: ``{file name: (mtime_ns, size)}`` of every regular issue
+    #: file it found, each stat taken before the file was read (None elsewhere). Sync compares
+    #: its stat-refreshed record with these instead of a second pass over the folder.
+    file_stats: dict[str, tuple[int, int]] | None = field(default=None, repr=False, compare=False)
 
 
 @frozen_dataclass

@@ -363,7 +363,9 @@ class LocalFilesTracker(Tracker):
         wc = self.working_copy()
         cache = localindex.index_path(wc.meta_dir if wc else None, self._resolved()[0])
         parsed: dict[str, tuple[str, dict]] = {}
-        found, problems = localindex.scan(self.root, lambda name: pattern.match(name) is not None, cache, parsed)
+        stats: dict[str, tuple[int, int]] = {}
+        found, problems = localindex.scan(self.root, lambda name: pattern.match(name) is not None, cache, parsed,
+                                          stats)
         # the front matter parsed here is not parsed again when these files are viewed next
         # (a first sync lists, then views each); replaced by each listing
         self._fresh_meta = parsed
@@ -385,7 +387,7 @@ class LocalFilesTracker(Tracker):
             rows = rows[:limit]
         items = [summary_json(id=s["id"], title=s["title"], state=s["state"], labels=s["labels"],
                               updated=s["updated"], url=self._issue_url(s["id"], n)) for n, s in rows]
-        return ListResult(items, problems)
+        return ListResult(items, problems, file_stats=stats)
 
     def _do_labels(self) -> list[str]:
         pattern = self._issue_name_re()

@@ -66,13 +66,15 @@ def summarize(meta: dict[str, Any]) -> dict[str, Any]:
     return {k: meta.get(k) for k in _SUMMARY_KEYS}
 
 
-def scan(root: Path, is_issue_name, cache: Path | None,
-         parsed: dict[str, tuple[str, dict]] | None = None) -> tuple[list[tuple[str, dict]], list[str]]:
+def scan(root: Path, is_issue_name, cache: Path | None, parsed: dict[str, tuple[str, dict]] | None = None,
+         stats: dict[str, tuple[int, int]] | None = None) -> tuple[list[tuple[str, dict]], list[str]]:
     """([(file name, summary)], [problem per malformed file]) for every issue file under ``root``.
 
     ``is_issue_name(name)`` selects issue files (``PREFIX-NNNN.md``). ``parsed``, when given,
     receives ``{file name: (front matter text, parsed front matter)}`` of each file parsed here
     (not found in the index), so a read of the whole file right after need not parse it again.
+    ``stats``, when given, receives ``{file name: (mtime_ns, size)}`` of each regular issue file,
+    taken before the file is read.
     """
     old = _load(cache)
     new: dict[str, list] = {}
@@ -91,6 +93,8 @@ def scan(root: Path, is_issue_name, cache: Path | None,
             problems.append(f"{entry.name}: cannot stat: {exc.strerror}")
             continue
         key = [st.st_mtime_ns, st.st_size, st.st_ino]
+        if stats is not None:
+            stats[entry.name] = (st.st_mtime_ns, st.st_size)
         hit = old.get(entry.name)
         if hit is not None and hit[:3] == key:
             new[entry.name] = hit

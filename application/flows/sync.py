@@ -169,15 +169,19 @@ def _thread_id_from_link(link: str | None, sources: SourceSet) -> ThreadId | Non
         return None
 
 
-def _issue_list(tracker: Tracker, issue_ids: Sequence[str] | None) -> list[IssueSummary]:
+def _issue_list(tracker: Tracker, issue_ids: Sequence[str] | None
+                ) -> tuple[list[IssueSummary], dict[str, tuple[int, int]] | None]:
+    """The issues, with the listing's stat of each issue file (a local-files tracker's; None
+    when the issues were viewed one by one)."""
     if issue_ids:
         out = []
         for issue_id in issue_ids:
             view = tracker.view(issue_id)
             out.append(summary_json(id=view["id"], title=view["title"], state=view["state"], labels=view["labels"],
                                     updated=view["updated"], url=view["url"]))
-        return out
-    return tracker.list(state="open").items
+        return out, None
+    listing = tracker.list(state="open")
+    return listing.items, listing.file_stats
 
 
 def collect_sync(sources: SourceSet, tracker: Tracker, issue_ids: Sequence[str] | None = None) -> list[SyncItem]:
@@ -197,8 +201,9 @@ def collect_sync(sources: SourceSet, tracker: Tracker, issue_ids: Sequence[str] 
     reviewer = sources.config.get("security_inbox.foundation_security_address")
     items: list[SyncItem] = []
     linked: list[tuple[SyncItem, _Facts]] = []
-    known = _IssueFacts.of(tracker)
-    for summary in _issue_list(tracker, issue_ids):
+    summaries, file_stats = _issue_list(tracker, issue_ids)
+    known = _IssueFacts.of(tracker, file_stats)
+    for summary in summaries:
         item = SyncItem(summary["id"], summary["title"], summary["state"], list(summary["labels"]))
         items.append(item)
         try:
@@ -360,9 +365,11 @@ class _IssueFacts:
     and is a plain regular file (a symlinked issue file goes through the tracker, which
     refuses it); anything else is read through the tracker as before. Kept under
     ``core.settings.data_dir()/sync-issues/`` (links, thread references, coverage dates).
+    The stats are those the tracker's listing took (``ListResult.file_stats``, before it read
+    any file), else one pass over the folder here.
     """
 
-    def __init__(self, root: Path, path: Path | None) -> None:
+    def __init__(self, root: Path, path: Path | None, stats: dict[str, tuple[int, int]] | None = None) -> None:
         self.root = root
         self.path = path
         self.facts: dict[str, list] = {}
@@ -375,6 +382,9 @@ class _IssueFacts:
                     self.facts = data["files"]
             except (OSError, ValueError, UnicodeDecodeError, ConfigError):
                 pass  # (also when another user could have planted it: rebuilt)
+        if stats is not None:
+            self.stats = dict(stats)
+            return
         try:
             with os.scandir(root) as it:
                 for entry in it:
@@ -385,7 +395,7 @@ class _IssueFacts:
             self.stats = {}
 
     @classmethod
-    def of(cls, tracker: Tracker) -> "_IssueFacts | None":
+    def of(cls, tracker: Tracker, stats: dict[str, tuple[int, int]] | None = None) -> "_IssueFacts | None":
         if not (tracker.features.local_issue_files and tracker.features.bodies_as_stored):
             return None
         try:
@@ -394,7 +404,7 @@ class _IssueFacts:
             path: Path | None = settings.data_dir() / "sync-issues" / f"{digest}.json"
         except Exception:  # no data dir: read through the tracker
             return None
-        return cls(root, path)
+        return cls(root, path, stats)
 
     def get(self, issue_id: str) -> _Facts | None:
         name = issue_id + ".md"

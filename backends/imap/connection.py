@@ -37,6 +37,7 @@ from mailtriage.backends.imap import imaplib_private as private
 from mailtriage.backends.imap.account import ImapAccount, imap_password, password_key, token_key
 from mailtriage.backends.oauth_imap import provider_for
 from mailtriage.core.secrets import SecretUnavailable, get_secret
+from mailtriage.core.tls import trusting
 from mailtriage.core.trace import TRACE
 
 T = TypeVar("T")
@@ -335,12 +336,10 @@ class ImapConnection:
 
     def ssl_context(self) -> ssl.SSLContext:
         if self._ssl_context is None:
-            ctx = ssl.create_default_context()
-            if self.account.ca_file:
-                try:
-                    ctx.load_verify_locations(cafile=self.account.ca_file)
-                except (OSError, ssl.SSLError) as exc:
-                    raise Unavailable(self.name, f"cannot read ca_file {self.account.ca_file}: {exc}") from exc
+            try:
+                ctx = trusting(self.account.ca_file, use="mail")  # the process's context of these CAs
+            except (OSError, ssl.SSLError) as exc:
+                raise Unavailable(self.name, f"cannot read ca_file {self.account.ca_file}: {exc}") from exc
             self._ssl_context = ctx
         return self._ssl_context
 

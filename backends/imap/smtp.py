@@ -38,6 +38,7 @@ from mailtriage.backends.send_policy import SendRefused, check_send
 from mailtriage.backends.send_ledger import SendLedger
 from mailtriage.core.lean_dataclass import frozen_dataclass
 from mailtriage.core.secrets import SecretUnavailable
+from mailtriage.core.tls import trusting
 from mailtriage.core.trace import TRACE
 
 
@@ -160,10 +161,7 @@ async def deliver(endpoint: SmtpEndpoint, message: EmailMessage, *, sender: str,
 
 
 def _tls_context(account: ImapAccount) -> ssl.SSLContext:
-    ctx = ssl.create_default_context()
-    if account.ca_file:
-        ctx.load_verify_locations(cafile=account.ca_file)
-    return ctx
+    return trusting(account.ca_file, use="mail")  # the process's context of these CAs
 
 
 def _password(account: ImapAccount) -> str:

@@ -55,7 +55,12 @@ CHILD = textwrap.dedent("""
 
 @pytest.fixture
 def mover(dovecot, dovecot_user, child_keyring):  # noqa: F811
-    acct = account_for(dovecot, dovecot_user)
+    """``start()`` runs a child mover to Archive through a FaultProxy (``start.proxy``), so a
+    test can hold it where the server answered (the kill point then lasts until the kill)."""
+    from tests.servers.faultproxy import FaultProxy
+
+    proxy = FaultProxy(dovecot.port)
+    acct = account_for(dovecot, dovecot_user, port=proxy.port)
     set_secret(password_key(acct.id), dovecot_user.password)
     fields = {k: v for k, v in dataclasses.asdict(acct).items() if not isinstance(v, (dict, tuple, list)) or not v}
     env = dict(os.environ, **child_keyring)
@@ -64,7 +69,11 @@ def mover(dovecot, dovecot_user, child_keyring):  # noqa: F811
         return subprocess.Popen([sys.executable, "-c", CHILD, json.dumps(fields)], stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
-    return start
+    start.proxy = proxy  # type: ignore[attr-defined]
+    try:
+        yield start
+    finally:
+        proxy.close()
 
 
 def message_ids(client, folder: str) -> list[str]:
@@ -79,36 +88,33 @@ def archived(client) -> int:
     return client.folder_status("Archive", ["MESSAGES"])[b"MESSAGES"]
 
 
-@pytest.mark.parametrize("moved_at_least", [1, 150, 301], ids=["first batch", "second batch", "fourth batch"])
+@pytest.mark.parametrize(("nth", "moved_at_least"), [(1, 1), (2, 150), (4, 301)],
+                         ids=["first batch", "second batch", "fourth batch"])
 def test_a_bulk_move_killed_part_way_loses_and_doubles_nothing_and_a_rerun_finishes(
-        dovecot, dovecot_user, mover, moved_at_least):
+        dovecot, dovecot_user, mover, nth, moved_at_least):
+    """The child is held where the server has done its ``nth`` batch's MOVE (the proxy withholds
+    the server's "Moved UIDs." answer), and killed there once Archive shows it. Polled, the kill
+    point was a race: at load 8-12 the child moved every batch between two polls, five runs in a row."""
     with dovecot.client(dovecot_user) as client:
         for n in range(COUNT):
             client.append("INBOX", make_mail(n, subject=f"Report {n:03d}"))
         every = sorted(message_ids(client, "INBOX"))
         assert len(set(every)) == COUNT
-        killed = False
-        for _attempt in range(5):  # the kill waits for the server's state, not a time: a fast run can pass it
-            proc = mover()
-            deadline = time.monotonic() + BOUND
-            try:
-                while proc.poll() is None and time.monotonic() < deadline:
-                    if archived(client) >= moved_at_least:
-                        proc.send_signal(signal.SIGKILL)
-                        killed = True
-                        break
-            finally:
-                if proc.poll() is None and not killed:
-                    proc.kill()
-                _out, err = proc.communicate(timeout=60)
-            if killed and proc.returncode == -signal.SIGKILL:
-                break
-            killed = False
-            assert proc.returncode == 0, err  # it ended first, having moved everything: put it back
-            client.select_folder("Archive")
-            client.move(client.search(["ALL"]), "INBOX")
+        mover.proxy.stall_when_server_sends(b"Moved UIDs.", nth)
+        proc = mover()
+        deadline = time.monotonic() + BOUND
+        try:
+            while not (mover.proxy.stalls and archived(client) >= moved_at_least) and proc.poll() is None \
+                    and time.monotonic() < deadline:
+                time.sleep(0.01)  # polling the condition (the answer held, Archive's count), not a guess at a time
+            assert mover.proxy.stalls == 1 and archived(client) >= moved_at_least, proc.communicate(timeout=60)[1]
+            proc.send_signal(signal.SIGKILL)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.communicate(timeout=60)
+        assert proc.returncode == -signal.SIGKILL
         inbox, archive = message_ids(client, "INBOX"), message_ids(client, "Archive")
-        assert killed, "the move always ended before the kill point"
         # Right after the kill: each message in exactly one folder, none lost, none doubled.
         assert sorted(inbox + archive) == every, (len(inbox), len(archive))
         assert len(archive) >= moved_at_least  # the kill came once the server showed the kill point

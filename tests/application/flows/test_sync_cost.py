@@ -9,6 +9,8 @@ The reference is the collect before this change, kept as the benchmark's baselin
 
 from __future__ import annotations
 
+import os
+import sys
 from datetime import timedelta
 
 import pytest
@@ -126,3 +128,27 @@ def test_an_issue_file_that_changed_is_read_again(bench):
     assert not full["SEC-00008"]["new_messages"] and "SEC-00009" not in full  # the listing leaves symlinks out
     assert _run(root)[0] == full
     assert _run(root)[0] == full
+
+
+def test_a_sync_lists_the_issue_folder_once(bench):
+    """The issue list's scan stats every issue file; the stat-refreshed record of links and
+    coverage takes its stats from that scan instead of a second pass over the folder (each
+    listing of the folder is followed by a stat of each of its issue files)."""
+    root, _ = bench
+    folder = os.path.realpath(root / "security-tracker")
+    listed: list[str] | None = None
+
+    def watch(event, args):  # audit hooks stay for the process: only counts while a list is set
+        if listed is not None and event == "os.scandir" and args[0] is not None \
+                and os.path.realpath(args[0]) == folder:
+            listed.append(event)
+
+    sys.addaudithook(watch)
+    for _ in range(2):  # the first sync records every issue's facts, the second reuses them
+        listed = []
+        try:
+            items, _reads = _run(root)
+        finally:
+            count, listed = len(listed), None
+        assert count == 1, f"the issue folder was listed {count} times in one sync"
+        assert items == _full(root)
