@@ -21,7 +21,7 @@ OVER = {
     "application/flows/alerts.py": 997,
     "application/flows/compose.py": 519,
     "application/flows/sweep.py": 559,
-    "application/flows/sync.py": 719,
+    "application/flows/sync.py": 729,
     "application/queue.py": 1241,
     "application/service.py": 741,
     "backends/contract.py": 749,
@@ -43,10 +43,10 @@ OVER = {
     "core/projectconfig.py": 556,
     "demo/threads.py": 1216,
     "modes/store.py": 581,
-    "trackers/contract.py": 776,
+    "trackers/contract.py": 780,
     "trackers/github.py": 552,
     "trackers/jira.py": 666,
-    "trackers/localfiles.py": 904,
+    "trackers/localfiles.py": 906,
 }
 
 
