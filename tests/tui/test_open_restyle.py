@@ -250,3 +250,35 @@ async def test_enter_and_q_repaint_the_lists_cursor_row_alone_and_lay_the_screen
         await settle(pilot)
         assert app.focused is listing
         assert set(painted) == {cursor}
+
+
+async def test_the_work_after_a_thread_is_shown_waits_for_the_frame_that_shows_its_body(tmp_path, monkeypatch):
+    """The case's read (and a personal message's reply built ahead) start once the body is on the
+    screen: asked with call_after_refresh, they started in the turn after Enter, before the body's
+    frame, the screen not having heard of the reader's changes yet (its widgets tell it a turn
+    later), and their workers took the UI thread's turns and the GIL while it painted (issue 35)."""
+    app = make_app(mbox_project(tmp_path / "p", messages=_long_threads(2)))
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        listing = app.screen.query_one(ThreadList)
+        await pilot.press("j")  # the cursor rests on it: read ahead, shown in Enter's own turn
+        await until(pilot, lambda: app.screen.reading.thread_ahead.holds(listing.current), "the read ahead")
+        reader = app.screen.query_one(ReaderPane)
+        seen: list[tuple[str, object]] = []
+        display = app._display
+
+        def displaying(screen, renderable) -> None:
+            display(screen, renderable)
+            seen.append(("frame", reader.thread))
+        monkeypatch.setattr(app, "_display", displaying)
+        add_worker = app.workers.add_worker
+
+        def adding(worker, *args, **kwargs):
+            seen.append(("worker", worker.group))
+            return add_worker(worker, *args, **kwargs)
+        monkeypatch.setattr(app.workers, "add_worker", adding)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert reader.thread is not None
+        case = seen.index(("worker", "case"))
+        assert ("frame", reader.thread) in seen[:case], seen

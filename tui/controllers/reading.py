@@ -197,7 +197,7 @@ class Reading:
         screen.reader.show_thread(message.thread, message.resolution, message.account_id)
         # The workers start once the body is painted: started before, they took the UI
         # thread's turns (the GIL) while it painted (issue 35).
-        screen.call_after_refresh(self._after_shown, message.request, message.thread)
+        screen.reader.when_painted(partial(self._after_shown, message.request, message.thread))
         self._offer_unlock(message.thread)
 
     def _after_shown(self, request: int, thread: Thread) -> None:
