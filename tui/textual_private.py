@@ -54,6 +54,8 @@ MEMBERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("textual.screen", "Screen", "_dirty_widgets", ("attribute",)),
     ("textual.widget", "Widget", "_size_updated", ("method", "size", "virtual_size", "container_size", "layout")),
     ("textual.screen", "Screen", "_update_timer", ("property",)),
+    ("textual.screen", "Screen", "_on_idle", ("method", "event")),
+    ("textual.screen", "Screen", "_on_timer_update", ("method",)),
 )
 
 
@@ -71,6 +73,34 @@ class SizedInPlace:
 
     def _size_updated(self, size, virtual_size, container_size, layout: bool = True) -> bool:  # type: ignore[no-untyped-def]
         return super()._size_updated(size, virtual_size, container_size, layout=False)  # type: ignore[misc]
+
+
+class FrameAtIdle:
+    """A screen whose update, once :meth:`frame_at_idle` asks for it, is drawn as soon as the
+    screen is idle with it pending rather than at its update timer's next tick (a mixin, before
+    the Screen's class).
+
+    Textual draws a screen's updates on a timer of 1/60 s whose ticks keep a fixed grid from its
+    start: an update asked within a period of the last frame waits for the next tick (0-16.7 ms,
+    and 1-2 periods when the last tick ran late). Enter typed as the folder's rows show came
+    within a period of their frame: the body's frame waited 1-10 ms with the UI thread idle
+    (tmux traces of bench_habits, issue 35). Asked once per key that shows something; other
+    updates keep Textual's pace."""
+
+    _frame_at_idle = False
+
+    def frame_at_idle(self) -> None:
+        """Draw the next pending update when the screen is next idle with one (once)."""
+        self._frame_at_idle = True
+
+    async def _on_idle(self, event) -> None:  # type: ignore[no-untyped-def]
+        # Textual calls each class's handler in the MRO: Screen's comes after this one and, the
+        # update drawn here, finds nothing pending and runs the after-refresh callbacks.
+        screen: Screen = self  # type: ignore[assignment]
+        if self._frame_at_idle and (screen._layout_required or screen._scroll_required or screen._repaint_required
+                                    or screen._dirty_widgets):
+            self._frame_at_idle = False
+            screen._on_timer_update()  # what the timer's tick runs (nothing drawn when not current)
 
 
 def mark_bindings_ready(footer: Footer) -> None:

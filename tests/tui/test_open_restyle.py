@@ -5,6 +5,8 @@ Pilot tests on a real mbox project (tests/tui/helpers.py)."""
 
 from __future__ import annotations
 
+import traceback
+
 import pytest
 
 from mailtriage.tui.dialogs.ahead import dialog_css_loaded
@@ -13,7 +15,7 @@ from mailtriage.tui.panes.reader import ReaderPane, ThreadView
 from mailtriage.tui.panes.sources import SourcesPane
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.panes.threads import ThreadPane
-from tests.tui.helpers import mail, make_app, mbox_project, settle, until
+from tests.tui.helpers import mail, make_app, mbox_project, screen_text, settle, until
 
 # What they test is made 0.3 s after the first list (off in the other TUI tests: tests/tui/conftest.py).
 pytestmark = pytest.mark.usefixtures("dialogs_ahead")
@@ -252,6 +254,14 @@ async def test_enter_and_q_repaint_the_lists_cursor_row_alone_and_lay_the_screen
         assert set(painted) == {cursor}
 
 
+async def _rest_on_the_second_row(app, pilot) -> None:
+    """The cursor rests on the second row until its thread is read ahead (Enter shows it in its own turn)."""
+    await settle(pilot)
+    listing = app.screen.query_one(ThreadList)
+    await pilot.press("j")
+    await until(pilot, lambda: app.screen.reading.thread_ahead.holds(listing.current), "the read ahead")
+
+
 async def test_the_work_after_a_thread_is_shown_waits_for_the_frame_that_shows_its_body(tmp_path, monkeypatch):
     """The case's read (and a personal message's reply built ahead) start once the body is on the
     screen: asked with call_after_refresh, they started in the turn after Enter, before the body's
@@ -259,10 +269,7 @@ async def test_the_work_after_a_thread_is_shown_waits_for_the_frame_that_shows_i
     later), and their workers took the UI thread's turns and the GIL while it painted (issue 35)."""
     app = make_app(mbox_project(tmp_path / "p", messages=_long_threads(2)))
     async with app.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
-        listing = app.screen.query_one(ThreadList)
-        await pilot.press("j")  # the cursor rests on it: read ahead, shown in Enter's own turn
-        await until(pilot, lambda: app.screen.reading.thread_ahead.holds(listing.current), "the read ahead")
+        await _rest_on_the_second_row(app, pilot)
         reader = app.screen.query_one(ReaderPane)
         seen: list[tuple[str, object]] = []
         display = app._display
@@ -282,3 +289,25 @@ async def test_the_work_after_a_thread_is_shown_waits_for_the_frame_that_shows_i
         assert reader.thread is not None
         case = seen.index(("worker", "case"))
         assert ("frame", reader.thread) in seen[:case], seen
+
+
+async def test_enters_body_is_drawn_once_the_screen_is_idle_not_at_the_update_timers_next_tick(tmp_path, monkeypatch):
+    """Textual draws a screen's updates on a 60 Hz timer whose ticks keep a fixed grid: Enter typed
+    as the folder's rows showed waited for the next tick (1-10 ms in tmux traces, the UI thread
+    idle meanwhile). The body's frame is drawn as soon as the screen is idle with it (issue 35)."""
+    app = make_app(mbox_project(tmp_path / "p", messages=_long_threads(2)))
+    async with app.run_test(size=(160, 50)) as pilot:
+        await _rest_on_the_second_row(app, pilot)
+        reader = app.screen.query_one(ReaderPane)
+        by_timer: list[bool] = []
+        display = app._display
+
+        def displaying(screen, renderable) -> None:
+            display(screen, renderable)
+            if reader.thread is not None:
+                by_timer.append(any(frame.name == "_tick" for frame in traceback.extract_stack()))
+        monkeypatch.setattr(app, "_display", displaying)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert reader.thread is not None and by_timer[0] is False, by_timer
+        assert "Line 0 of report" in screen_text(app)  # the body

@@ -195,6 +195,7 @@ class Reading:
         if message.account_id is not None:  # a personal account's message: r and Enter again need no read
             self._keep_read((message.account_id, message.thread.thread_id.value), message.thread)
         screen.reader.show_thread(message.thread, message.resolution, message.account_id)
+        screen.frame_at_idle()  # the body's frame as soon as it is ready, not at the next 60 Hz tick
         # The workers start once the body is painted: started before, they took the UI
         # thread's turns (the GIL) while it painted (issue 35).
         screen.reader.when_painted(partial(self._after_shown, message.request, message.thread))
