@@ -5,10 +5,13 @@ Pilot tests on a real mbox project (tests/tui/helpers.py)."""
 
 from __future__ import annotations
 
+import re
 import traceback
 
 import pytest
+from rich.cells import cell_len
 
+from mailtriage.tui import textual_private
 from mailtriage.tui.dialogs.ahead import dialog_css_loaded
 from mailtriage.tui.footer import KeyFooter
 from mailtriage.tui.panes.reader import ReaderPane, ThreadView
@@ -311,3 +314,62 @@ async def test_enters_body_is_drawn_once_the_screen_is_idle_not_at_the_update_ti
         await settle(pilot)
         assert reader.thread is not None and by_timer[0] is False, by_timer
         assert "Line 0 of report" in screen_text(app)  # the body
+
+
+_CONTROL = re.compile(r"\x1b\[(\d+);(\d+)H|\x1b\[([0-9;]*)m|\x1b\[[0-9;?]*[A-Za-z]|\r|\n")
+
+
+def _written(text: str, cells: dict[tuple[int, int], tuple[str, str]]) -> set[tuple[int, int]]:
+    """Apply a terminal write to ``cells`` ((row, column) -> (character, SGR)); the cells it wrote."""
+    row = column = 0
+    sgr = ""
+    wrote: set[tuple[int, int]] = set()
+    at = 0
+    for control in [*_CONTROL.finditer(text), None]:
+        for char in text[at:control.start() if control else len(text)]:
+            cells[(row, column)] = (char, sgr)
+            wrote.add((row, column))
+            column += cell_len(char)
+        if control is None:
+            break
+        at = control.end()
+        if control.group(1):
+            row, column = int(control.group(1)) - 1, int(control.group(2)) - 1
+        elif control.group(3) is not None:
+            sgr = "" if control.group(3) in ("", "0") else control.group(3)
+    return wrote
+
+
+async def test_enters_focus_move_writes_the_thread_panes_border_not_its_rows_and_the_screen_is_whole(tmp_path, monkeypatch):
+    """The focused pane's border follows the focus (``-active``): its restyle repainted the thread
+    pane whole, every row of the list written to the terminal again in the body's frame (19 kB for
+    that frame in tmux traces, 8.7 kB without, issue 35). Its four edges are written now, and what
+    the writes leave on the terminal is what a full render of the screen shows (no stale border)."""
+    app = make_app(mbox_project(tmp_path / "p", messages=_long_threads(2)))
+    async with app.run_test(size=(160, 50)) as pilot:
+        await _rest_on_the_second_row(app, pilot)
+        screen, console = app.screen, app.console
+        cells: dict[tuple[int, int], tuple[str, str]] = {}
+        _written(textual_private.full_frame(screen, console), cells)
+        wrote: set[tuple[int, int]] = set()
+        display = app._display
+
+        def displaying(on, renderable) -> None:
+            display(on, renderable)
+            if renderable is not None:
+                wrote.update(_written(renderable.render_segments(console), cells))
+        monkeypatch.setattr(app, "_display", displaying)
+        pane = screen.query_one(ThreadPane)
+        listing = screen.query_one(ThreadList)
+        cursor_row = listing.region.y + listing.cursor - int(listing.scroll_offset.y)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert not pane.has_class("-active") and screen.query_one(ReaderPane).has_class("-active")
+        region = pane.region
+        edges = {region.x, region.right - 1}
+        inside = {(y, x) for (y, x) in wrote if region.y < y < region.bottom - 1 and y != cursor_row
+                  and region.x <= x < region.right}
+        assert inside and {x for _, x in inside} <= edges, sorted({x for _, x in inside} - edges)[:5]
+        expected: dict[tuple[int, int], tuple[str, str]] = {}
+        _written(textual_private.full_frame(screen, console), expected)
+        assert cells == expected

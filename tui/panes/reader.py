@@ -23,7 +23,7 @@ from mailtriage.core.lean_dataclass import lean_dataclass  # @dataclass(eq=False
 from mailtriage.application import Message, Thread
 from mailtriage.core.inert import sender_mismatch
 from mailtriage.tui import bindings
-from mailtriage.tui.focus_paint import OwnFocusPaint, SizedInPlace
+from mailtriage.tui.focus_paint import OwnFocusPaint, PaintedText, SizedInPlace
 from mailtriage.tui.panes.crypto import crypto_text, part_label
 from mailtriage.tui.panes.thread_keys import OffersWhereActing, acting_keys
 from mailtriage.tui.sanitize import MARKER_STYLE, has_hidden_characters, inert_text
@@ -40,9 +40,6 @@ _ANGLE = re.compile(r"<([^<>]*)>")
 #: The view's children that belong to one thread only (the Case section, an empty thread's
 #: line): removed when the next is shown (the hint is hidden: removed, it was laid out again).
 _NOT_KEPT = frozenset({"case-section", "no-messages"})
-#: Seconds after which :meth:`ReaderPane.when_painted` calls back though nothing was painted
-#: (the reading pane hidden behind a zoomed pane, a header scrolled out by long notes).
-PAINT_WAIT = 0.5
 
 
 def unsubscribe_targets(value: str | None) -> list[str]:
@@ -168,19 +165,6 @@ def thread_texts(thread: Thread) -> ThreadTexts:
     if entry is not None and entry[0] is thread:
         return entry[1]
     return make_texts(thread)
-
-
-class PaintedText(WrappedText):
-    """The first message's header: calls :attr:`painted` back, once, in the turn after the frame
-    that first draws a line of it (the frame that shows the open thread's body)."""
-
-    painted: Callable[[], None] | None = None
-
-    def render_line(self, y: int):  # type: ignore[no-untyped-def]
-        callback, self.painted = self.painted, None
-        if callback is not None:
-            self.call_later(callback)  # a message: handled once this frame is drawn
-        return super().render_line(y)
 
 
 class ThreadView(OffersWhereActing, OwnFocusPaint, SizedInPlace, VerticalScroll, can_focus=True):
@@ -363,7 +347,8 @@ class ReaderPane(Vertical):
         #: The view's widgets, updated from one thread to the next (_fill); the notes and a pair mounted
         #: ahead, hidden (issue 35: mounted on Enter, a frame after the body's laid them out again).
         self._notes = Static(classes="thread-notes")
-        self._pairs = [(PaintedText("", classes="message-header"), WrappedText("", classes="message-body"))]
+        self._pairs: list[tuple[WrappedText, WrappedText]] = [
+            (PaintedText("", classes="message-header"), WrappedText("", classes="message-body"))]
         self._notes.display = self._pairs[0][0].display = self._pairs[0][1].display = False
 
     def compose(self) -> ComposeResult:
@@ -413,24 +398,10 @@ class ReaderPane(Vertical):
         view.refresh_bindings()
 
     def when_painted(self, callback: Callable[[], None]) -> None:
-        """``callback`` once the thread just shown is on the screen: in the turn after the frame that
-        draws its first message (issue 35). ``call_after_refresh`` ran it before that frame when the
-        screen had not heard of the reader's changes yet (its widgets tell it a turn later), so the
-        work it started (the reply built ahead, the case's read) took the UI thread's turns and the
-        GIL while the body was laid out and painted. Within PAINT_WAIT seconds whatever is drawn."""
+        """``callback`` in the turn after the frame that draws the thread just shown (issue 35)."""
         header = self._pairs[0][0]
         assert isinstance(header, PaintedText)
-        if not header.display:  # a thread without messages: nothing of it to wait for
-            header.painted = None
-            self.call_after_refresh(callback)
-            return
-        header.painted = callback
-
-        def unpainted() -> None:
-            if header.painted is callback:
-                header.painted = None
-                callback()
-        self.set_timer(PAINT_WAIT, unpainted)
+        header.when_painted(callback)
 
     def show_nothing(self) -> None:
         """No thread open, as at start: the list beside now shows another source."""
