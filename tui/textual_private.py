@@ -90,15 +90,17 @@ class FrameAtIdle:
     _frame_at_idle = False
 
     def frame_at_idle(self) -> None:
-        """Draw the next pending update when the screen is next idle with one (once)."""
+        """Draw the next update that lays the screen out (a text shown anew) as soon as the
+        screen is idle with it pending (once)."""
         self._frame_at_idle = True
 
     async def _on_idle(self, event) -> None:  # type: ignore[no-untyped-def]
         # Textual calls each class's handler in the MRO: Screen's comes after this one and, the
         # update drawn here, finds nothing pending and runs the after-refresh callbacks.
         screen: Screen = self  # type: ignore[assignment]
-        if self._frame_at_idle and (screen._layout_required or screen._scroll_required or screen._repaint_required
-                                    or screen._dirty_widgets):
+        # A layout: what was shown has arrived (an update of another widget, a clock or a row
+        # mark, drawn at once would take the ask and leave the body to the next tick, as traced).
+        if self._frame_at_idle and screen._layout_required:
             self._frame_at_idle = False
             screen._on_timer_update()  # what the timer's tick runs (nothing drawn when not current)
 
