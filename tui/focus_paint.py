@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import Callable
 
 from textual import events
@@ -22,14 +23,16 @@ from textual.dom import DOMNode, NoScreen
 from textual.geometry import Region
 from textual.widget import Widget
 
-from mailtriage.tui.textual_private import SizedInPlace
+from mailtriage.tui.textual_private import SizedInPlace, output_pending
 from mailtriage.tui.wrapped_text import WrappedText
 
 __all__ = ["OwnFocusPaint", "PaintedText", "SizedInPlace", "edges_repainted"]
 
 #: Seconds after which :meth:`PaintedText.when_painted` calls back though nothing was painted
 #: (the reading pane hidden behind a zoomed pane, a header scrolled out by long notes).
-PAINT_WAIT = 0.5  # SizedInPlace: the reading pane's view takes both
+PAINT_WAIT = 0.5
+#: Seconds between two looks whether the painted frame is written yet, and how many looks at most.
+WRITE_WAIT, WRITE_WAITS = 0.002, 20  # SizedInPlace: the reading pane's view takes both
 
 
 class OwnFocusPaint:
@@ -124,5 +127,13 @@ class PaintedText(WrappedText):
     def render_line(self, y: int):  # type: ignore[no-untyped-def]
         callback, self.painted = self.painted, None
         if callback is not None:
-            self.call_later(callback)  # a message: handled once this frame is drawn
+            self.call_later(self._when_written, callback, WRITE_WAITS)  # a message: after this frame
         return super().render_line(y)
+
+    def _when_written(self, callback: Callable[[], None], waits: int) -> None:
+        """``callback`` once the frame is on the terminal: the UI thread idle meanwhile (a short
+        timer), so the writer thread has the GIL; after WRITE_WAITS checks in any case."""
+        if waits and output_pending(self.app):
+            self.set_timer(WRITE_WAIT, partial(self._when_written, callback, waits - 1))
+            return
+        callback()

@@ -152,3 +152,33 @@ def test_main_screen_redeclares_textuals_own_focused_reactive_but_for_its_repain
                 "_toggle_class")
     assert [getattr(ours, name) for name in declared] == [getattr(upstream, name) for name in declared], (
         "Screen.focused is declared otherwise now: update tui/screens/main.py")
+
+
+async def test_output_is_pending_while_the_writer_thread_holds_text_for_the_terminal():
+    """Issue 35: the work after the body's frame waits until the frame is written, not only drawn."""
+    import os
+
+    from textual.drivers._writer_thread import WriterThread
+    from textual.drivers.headless_driver import HeadlessDriver
+
+    read_end, write_end = os.pipe()
+    app = App()
+    driver = HeadlessDriver(app)
+    assert not textual_private.output_pending(app)  # before it runs: no driver
+    writer = WriterThread(os.fdopen(write_end, "w"))
+    driver._writer_thread = writer  # as LinuxDriver holds its writer
+    app._driver = driver
+    writer.start()
+    try:
+        for _ in range(20):  # more than the pipe takes (the queue holds 30): the writer blocks, text waits
+            writer.write("x" * 8192)
+        assert textual_private.output_pending(app)
+        while textual_private.output_pending(app):  # the terminal reads: the writer catches up
+            os.read(read_end, 65536)
+    finally:
+        while writer.is_alive():
+            writer._queue.put(None)
+            os.read(read_end, 65536)
+            writer.join(0.01)
+        os.close(read_end)
+    assert not textual_private.output_pending(app)
