@@ -160,7 +160,10 @@ def output_pending(app: App) -> bool:
     """Whether the terminal driver's writer thread still holds text to write (a frame drawn, not
     yet on the terminal: the writer needs the GIL and a CPU, and work started at once on the UI
     thread or a worker took them, 17-44 ms at load 9 in tmux traces of Enter, issue 35)."""
-    writer = getattr(app._driver, "_writer_thread", None)  # the headless driver has none
+    from textual.drivers.linux_driver import LinuxDriver  # why: loaded once the app runs in a terminal
+
+    driver = app._driver
+    writer = driver._writer_thread if isinstance(driver, LinuxDriver) else None  # headless: none
     return writer is not None and writer._queue.qsize() > 0
 
 

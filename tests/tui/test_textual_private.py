@@ -159,14 +159,14 @@ async def test_output_is_pending_while_the_writer_thread_holds_text_for_the_term
     import os
 
     from textual.drivers._writer_thread import WriterThread
-    from textual.drivers.headless_driver import HeadlessDriver
+    from textual.drivers.linux_driver import LinuxDriver
 
     read_end, write_end = os.pipe()
     app = App()
-    driver = HeadlessDriver(app)
+    driver = LinuxDriver(app)  # not started: the terminal is left alone
     assert not textual_private.output_pending(app)  # before it runs: no driver
     writer = WriterThread(os.fdopen(write_end, "w"))
-    driver._writer_thread = writer  # as LinuxDriver holds its writer
+    driver._writer_thread = writer  # as its start_application_mode holds it
     app._driver = driver
     writer.start()
     try:
