@@ -372,3 +372,21 @@ async def test_enters_focus_move_writes_the_thread_panes_border_not_its_rows_and
         expected: dict[tuple[int, int], tuple[str, str]] = {}
         _written(textual_private.full_frame(screen, console), expected)
         assert cells == expected
+
+
+async def test_a_step_of_the_dialogs_ahead_that_comes_while_enter_opens_a_thread_waits_for_it(tmp_path):
+    """The dialogs made ready ahead (their imports, stylesheet, the hidden compose dialog's mount)
+    came between Enter and its body on the terminal in tmux traces (issue 35): a step that comes
+    then waits until the thread is on the screen (OPEN_HOLD at most), and runs at once otherwise."""
+    app = make_app(mbox_project(tmp_path / "p", messages=_long_threads(2)))
+    async with app.run_test(size=(160, 50)) as pilot:
+        await _rest_on_the_second_row(app, pilot)
+        reading, reader = app.screen.reading, app.screen.query_one(ReaderPane)
+        ran: list[object] = []
+        reading.after_open(lambda: ran.append("at once"))
+        assert ran == ["at once"]
+        reading.open_row(app.screen.query_one(ThreadList).current)  # what Enter's Opened does
+        reading.after_open(lambda: ran.append(reader.thread))
+        assert ran == ["at once"]
+        await settle(pilot)
+        assert ran == ["at once", reader.thread] and reader.thread is not None
