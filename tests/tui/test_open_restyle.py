@@ -266,8 +266,8 @@ async def _rest_on_the_second_row(app, pilot) -> None:
 
 
 async def test_the_work_after_a_thread_is_shown_waits_for_the_frame_that_shows_its_body(tmp_path, monkeypatch):
-    """The case's read (and a personal message's reply built ahead) start once the body is on the
-    screen: asked with call_after_refresh, they started in the turn after Enter, before the body's
+    """The case's read starts once the body is on the screen (a personal message's reply built
+    ahead fills its dialog then): asked with call_after_refresh, it started in the turn after Enter, before the body's
     frame, the screen not having heard of the reader's changes yet (its widgets tell it a turn
     later), and their workers took the UI thread's turns and the GIL while it painted (issue 35)."""
     app = make_app(mbox_project(tmp_path / "p", messages=_long_threads(2)))
