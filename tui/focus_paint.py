@@ -106,37 +106,28 @@ class PaintedText(WrappedText):
     frame that first draws a line of it (the frame that shows the open thread's body)."""
 
     painted: Callable[[], None] | None = None
-    #: Called in the turn after that frame, before it is written (work that must start soon).
-    drawn: Callable[[], None] | None = None
 
-    def when_painted(self, callback: Callable[[], None], drawn: Callable[[], None] | None = None) -> None:
+    def when_painted(self, callback: Callable[[], None]) -> None:
         """``callback`` once the text just given is drawn. ``call_after_refresh`` ran it before
         the frame when the screen was not yet told of the changes (the widgets tell it a turn
-        later), so the work it started after Enter (the case's read, the dialogs made ready) took
+        later), so the work it started after Enter (the reply built ahead, the case's read) took
         the UI thread's turns and the GIL while the body was painted (issue 35)."""
         if not self.display:  # a thread without messages: nothing of it to wait for
-            self.painted = self.drawn = None
-            if drawn is not None:
-                self.call_after_refresh(drawn)
+            self.painted = None
             self.call_after_refresh(callback)
             return
-        self.painted, self.drawn = callback, drawn
+        self.painted = callback
 
         def unpainted() -> None:
             if self.painted is callback:
-                first, self.painted, self.drawn = self.drawn, None, None
-                if first is not None:
-                    first()
+                self.painted = None
                 callback()
         self.set_timer(PAINT_WAIT, unpainted)
 
     def render_line(self, y: int):  # type: ignore[no-untyped-def]
         callback, self.painted = self.painted, None
         if callback is not None:
-            if self.drawn is not None:
-                self.call_later(self.drawn)  # messages: handled after this frame
-                self.drawn = None
-            self.call_later(self._when_written, callback, WRITE_WAITS)
+            self.call_later(self._when_written, callback, WRITE_WAITS)  # a message: after this frame
         return super().render_line(y)
 
     def _when_written(self, callback: Callable[[], None], waits: int) -> None:

@@ -228,24 +228,18 @@ class Reading:
             self._keep_read((message.account_id, message.thread.thread_id.value), message.thread)
         screen.reader.show_thread(message.thread, message.resolution, message.account_id)
         screen.frame_at_idle()  # the body's frame as soon as it is ready, not at the next 60 Hz tick
-        # What r shows is built (a short worker) in the turn after the body's frame, so that an r
-        # typed at once finds it built; the hidden dialog it fills (the screen holds DraftBuiltAhead
-        # with after_open) and the rest wait until the body is on the terminal: started before the
-        # frame, they took the UI thread's turns (the GIL) while it was painted and written (issue 35).
-        screen.reader.when_painted(partial(self._after_shown, message.request, message.thread),
-                                   drawn=partial(self._reply_ahead, message.request, message.thread))
+        # The workers start once the body is on the terminal: started before the frame, they took
+        # the UI thread's turns (the GIL) while it was painted and written (issue 35). The hidden
+        # dialog of the reply built ahead waits for it too (the screen holds DraftBuiltAhead).
+        screen.reader.when_painted(partial(self._after_shown, message.request, message.thread))
         self._offer_unlock(message.thread)
-
-    def _reply_ahead(self, request: int, thread: Thread) -> None:
-        screen = self._screen
-        if screen.is_current("reader", request) and screen.reader.thread is thread:
-            screen.composing.build_reply_ahead()  # what r shows, built while the message is read (issue 35)
 
     def _after_shown(self, request: int, thread: Thread) -> None:
         self.opened()
         screen = self._screen
         if not screen.is_current("reader", request) or screen.reader.thread is not thread:
             return  # another thread was opened meanwhile: its own call comes
+        screen.composing.build_reply_ahead()  # what r shows, built while the message is read (issue 35)
         self._run(self._load_case, request, thread, group="case", exclusive=True)
 
     # -- OpenPGP: a key that needs its passphrase -------------------------------------------

@@ -397,12 +397,11 @@ class ReaderPane(Vertical):
         self.restore_status()
         view.refresh_bindings()
 
-    def when_painted(self, callback: Callable[[], None], drawn: Callable[[], None] | None = None) -> None:
-        """``callback`` once the thread just shown is on the terminal, ``drawn`` in the turn after
-        the frame that draws it (PaintedText, issue 35)."""
+    def when_painted(self, callback: Callable[[], None]) -> None:
+        """``callback`` in the turn after the frame that draws the thread just shown (issue 35)."""
         header = self._pairs[0][0]
         assert isinstance(header, PaintedText)
-        header.when_painted(callback, drawn)
+        header.when_painted(callback)
 
     def show_nothing(self) -> None:
         """No thread open, as at start: the list beside now shows another source."""
