@@ -444,6 +444,50 @@ lock), two harnesses at once (load 1-10): ours 0 of 93 (3 of 71 before the fix).
   ahead is filled and prepared (~6 ms) waits for it, and under load the build's worker lands
   10-30 ms after the body's frame (then r shows the dialog unprepared: a layout and repaint of 5
   widgets in the push's frame). The goal (<= aerc) is within 1.3x on the quiet run, not shown met.
+
+open11 (2026-12-04, 14:39-16:03 UTC, --before /work/base (1c32774b) in each run, median of 7 fresh
+processes, seconds). Where Enter's time went, traced in tmux (a scratch sitecustomize in the app's
+process logging, on the benchmark's clock, the input thread's read of the key, every UI-thread
+message, frame and after-refresh callback, the workers, the terminal writes and the writer
+thread's flushes; load 4-16, ~60 opens): the key read 0.1-5 ms after send-keys; Enter's handling
+(the key's hops, Opened, show_thread ~2 ms, the focus move) 4-8 ms; then the body's frame waited
+1-20 ms for Textual's 60 Hz update tick with the UI thread idle; the frame (a layout, 7-12 ms of
+UI CPU at load 10) wrote 19 kB: the reading pane and the thread pane's every row (its border
+follows the focus, and Textual repaints a restyled widget whole); the writer thread flushed it
+0.4-44 ms later. In between, in about one run in three: _after_shown (the reply built ahead, the
+case's read; asked with call_after_refresh, which ran before the body's frame since the screen had
+not heard of the reader's changes yet) with DraftBuiltAhead's handling and the hidden compose
+dialog's fill, and the dialogs made ready ahead (their imports on a worker, the stylesheet's
+restyle, the blank compose dialog's mount, ~10-12 ms each) landing on Enter. Now: the body's
+frame is drawn as soon as the screen is idle with its layout (textual_private.FrameAtIdle); the
+focused pane's border change repaints the two panes' edges (focus_paint.edges_repainted: 9-12 kB
+written); _after_shown runs once the body's frame is drawn and written (focus_paint.PaintedText,
+textual_private.output_pending); a step of the dialogs ahead and DraftBuiltAhead's fill that come
+while Enter opens a thread wait until it is shown (Reading.after_open, 0.15 s at most).
+
+  | run (load)            | before | ours  | aerc  | before/aerc | ours/aerc | goal  |
+  |-----------------------|--------|-------|-------|-------------|-----------|-------|
+  | 16:00 open (2.0-4.0)  | 0.038  | 0.028 | 0.025 | 1.57x       | 1.13x     | <= 2x |
+  | 16:02 open (3.2-3.5)  | 0.053  | 0.032 | 0.029 | 1.87x       | 1.13x     | <= 2x |
+  | pooled 14, open       | 0.050  | 0.032 | 0.027 | 1.89x       | 1.19x     | <= 2x |
+  | 16:00 reply (2.0-4.0) | 0.027  | 0.033 | 0.023 | 1.18x       | 1.45x     | <= 1x |
+  | 16:02 reply (3.2-3.5) | 0.050  | 0.071 | 0.018 | 2.81x       | 3.97x     | <= 1x |
+  | pooled 14, reply      | 0.038  | 0.036 | 0.021 | 1.8x        | 1.7x      | <= 1x |
+
+  Single opens (14): ours 0.022-0.111, three above 2x aerc (0.081, 0.087, 0.111); before
+  0.030-0.093, seven above 0.053. Not every run is within 2x: the slow ones were not traced (with
+  the trace on, ours 0.027-0.041 in the benchmark's own flow), a cause left to find. Reply is
+  inside its noise (single replies 0.022-0.092 ours, 0.011-0.102 before). Earlier the same session
+  (load 7-11, a build with the reply built ahead after the write, as now): open 0.041 vs 0.052
+  (aerc 0.035), reply 0.053 vs 0.022 (aerc 0.030). Traced, the body's frame now waits 0.3 ms for
+  its draw (was 1-20), writes 9-12 kB (19), and the writer flushes it within 0.4-11 ms (0.4-44).
+  A build that started the reply built ahead in the turn after the frame, before its write (for r
+  typed at once), had more slow opens at load 2-4 (0.036 with 3 of 7 at 0.086-0.112; at load ~2
+  0.086, 4 of 7 slow vs before 0.045): not kept. Left: an import of the dialogs ahead already on
+  its worker when Enter comes still takes the GIL from it (traced once: the key handled 21 ms
+  after its read); a step of theirs asked between the key's read and Enter's handling is not
+  held (holding them after any key for 0.1 s broke tests/tui/test_dialogs_ahead.py's timing: not
+  done); bench_read_newest --phases open (the 100k folder) was not run.
 """
 
 from __future__ import annotations

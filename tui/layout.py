@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mailtriage.tui.focus_paint import edges_repainted
+
 if TYPE_CHECKING:
     from textual.dom import DOMNode
     from textual.screen import Screen
@@ -78,5 +80,6 @@ def mark_active_pane(screen: Screen, previous: DOMNode | None) -> DOMNode | None
     changed = [node for node in (previous, pane) if node is not None]
     for node in changed:
         node.set_class(node is pane, "-active", update=False)
-    screen.app.stylesheet.update_nodes(changed, animate=True)
+    with edges_repainted(changed):  # only their borders change: not their lists and texts written again
+        screen.app.stylesheet.update_nodes(changed, animate=True)
     return pane

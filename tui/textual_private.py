@@ -54,6 +54,10 @@ MEMBERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("textual.screen", "Screen", "_dirty_widgets", ("attribute",)),
     ("textual.widget", "Widget", "_size_updated", ("method", "size", "virtual_size", "container_size", "layout")),
     ("textual.screen", "Screen", "_update_timer", ("property",)),
+    ("textual.screen", "Screen", "_on_idle", ("method", "event")),
+    ("textual.screen", "Screen", "_on_timer_update", ("method",)),
+    ("textual.drivers.linux_driver", "LinuxDriver", "_writer_thread", ("attribute",)),
+    ("textual.drivers._writer_thread", "WriterThread", "_queue", ("attribute",)),
 )
 
 
@@ -71,6 +75,36 @@ class SizedInPlace:
 
     def _size_updated(self, size, virtual_size, container_size, layout: bool = True) -> bool:  # type: ignore[no-untyped-def]
         return super()._size_updated(size, virtual_size, container_size, layout=False)  # type: ignore[misc]
+
+
+class FrameAtIdle:
+    """A screen whose update, once :meth:`frame_at_idle` asks for it, is drawn as soon as the
+    screen is idle with it pending rather than at its update timer's next tick (a mixin, before
+    the Screen's class).
+
+    Textual draws a screen's updates on a timer of 1/60 s whose ticks keep a fixed grid from its
+    start: an update asked within a period of the last frame waits for the next tick (0-16.7 ms,
+    and 1-2 periods when the last tick ran late). Enter typed as the folder's rows show came
+    within a period of their frame: the body's frame waited 1-10 ms with the UI thread idle
+    (tmux traces of bench_habits, issue 35). Asked once per key that shows something; other
+    updates keep Textual's pace."""
+
+    _frame_at_idle = False
+
+    def frame_at_idle(self) -> None:
+        """Draw the next update that lays the screen out (a text shown anew) as soon as the
+        screen is idle with it pending (once)."""
+        self._frame_at_idle = True
+
+    async def _on_idle(self, event) -> None:  # type: ignore[no-untyped-def]
+        # Textual calls each class's handler in the MRO: Screen's comes after this one and, the
+        # update drawn here, finds nothing pending and runs the after-refresh callbacks.
+        screen: Screen = self  # type: ignore[assignment]
+        # A layout: what was shown has arrived (an update of another widget, a clock or a row
+        # mark, drawn at once would take the ask and leave the body to the next tick, as traced).
+        if self._frame_at_idle and screen._layout_required:
+            self._frame_at_idle = False
+            screen._on_timer_update()  # what the timer's tick runs (nothing drawn when not current)
 
 
 def mark_bindings_ready(footer: Footer) -> None:
@@ -125,6 +159,17 @@ def refresh_truecolor_filter(app: App, theme: TerminalTheme) -> None:
 def driver(app: App) -> Driver | None:
     """The app's terminal driver (None before it runs)."""
     return app._driver
+
+
+def output_pending(app: App) -> bool:
+    """Whether the terminal driver's writer thread still holds text to write (a frame drawn, not
+    yet on the terminal: the writer needs the GIL and a CPU, and work started at once on the UI
+    thread or a worker took them, 17-44 ms at load 9 in tmux traces of Enter, issue 35)."""
+    from textual.drivers.linux_driver import LinuxDriver  # why: loaded once the app runs in a terminal
+
+    driver = app._driver
+    writer = driver._writer_thread if isinstance(driver, LinuxDriver) else None  # headless: none
+    return writer is not None and writer._queue.qsize() > 0
 
 
 def register_default_css(app: App, widget: Widget) -> None:

@@ -32,7 +32,7 @@ def check_member(module: str, owner: str, member: str, use: tuple[str, ...], sea
 
     ``use``: ("method", parameter names…) is a method called with those parameters first;
     ("attribute",) an instance attribute, looked for on an instance or, when the class
-    cannot be made without a server, as ``self.<member> =`` in the class's own code;
+    cannot be made without a server, as ``self.<member> =`` (annotated or not) in the class's own code;
     ("class", base) a module-level class with that base; ("property",) a property of the class
     (read on an instance it may need a running app)."""
     where = ".".join(part for part in (module, owner, member) if part)
@@ -51,7 +51,7 @@ def check_member(module: str, owner: str, member: str, use: tuple[str, ...], sea
         try:
             instance = cls()
         except Exception:  # noqa: BLE001 - it needs a server (IMAPClient connects): read its code instead
-            assert re.search(rf"self\.{member}\s*=", inspect.getsource(cls)), (
+            assert re.search(rf"self\.{member}\s*(:[^=\n]*)?=", inspect.getsource(cls)), (
                 f"{where} is no longer set by the installed version: update {seam}")
         else:
             assert hasattr(instance, member), f"{where} is gone from the installed version: update {seam}"

@@ -5,15 +5,20 @@ Pilot tests on a real mbox project (tests/tui/helpers.py)."""
 
 from __future__ import annotations
 
-import pytest
+import re
+import traceback
 
+import pytest
+from rich.cells import cell_len
+
+from mailtriage.tui import textual_private
 from mailtriage.tui.dialogs.ahead import dialog_css_loaded
 from mailtriage.tui.footer import KeyFooter
 from mailtriage.tui.panes.reader import ReaderPane, ThreadView
 from mailtriage.tui.panes.sources import SourcesPane
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.panes.threads import ThreadPane
-from tests.tui.helpers import mail, make_app, mbox_project, settle, until
+from tests.tui.helpers import mail, make_app, mbox_project, screen_text, settle, until
 
 # What they test is made 0.3 s after the first list (off in the other TUI tests: tests/tui/conftest.py).
 pytestmark = pytest.mark.usefixtures("dialogs_ahead")
@@ -250,3 +255,138 @@ async def test_enter_and_q_repaint_the_lists_cursor_row_alone_and_lay_the_screen
         await settle(pilot)
         assert app.focused is listing
         assert set(painted) == {cursor}
+
+
+async def _rest_on_the_second_row(app, pilot) -> None:
+    """The cursor rests on the second row until its thread is read ahead (Enter shows it in its own turn)."""
+    await settle(pilot)
+    listing = app.screen.query_one(ThreadList)
+    await pilot.press("j")
+    await until(pilot, lambda: app.screen.reading.thread_ahead.holds(listing.current), "the read ahead")
+
+
+async def test_the_work_after_a_thread_is_shown_waits_for_the_frame_that_shows_its_body(tmp_path, monkeypatch):
+    """The case's read starts once the body is on the screen (a personal message's reply built
+    ahead fills its dialog then): asked with call_after_refresh, it started in the turn after Enter, before the body's
+    frame, the screen not having heard of the reader's changes yet (its widgets tell it a turn
+    later), and their workers took the UI thread's turns and the GIL while it painted (issue 35)."""
+    app = make_app(mbox_project(tmp_path / "p", messages=_long_threads(2)))
+    async with app.run_test(size=(160, 50)) as pilot:
+        await _rest_on_the_second_row(app, pilot)
+        reader = app.screen.query_one(ReaderPane)
+        seen: list[tuple[str, object]] = []
+        display = app._display
+
+        def displaying(screen, renderable) -> None:
+            display(screen, renderable)
+            seen.append(("frame", reader.thread))
+        monkeypatch.setattr(app, "_display", displaying)
+        add_worker = app.workers.add_worker
+
+        def adding(worker, *args, **kwargs):
+            seen.append(("worker", worker.group))
+            return add_worker(worker, *args, **kwargs)
+        monkeypatch.setattr(app.workers, "add_worker", adding)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert reader.thread is not None
+        case = seen.index(("worker", "case"))
+        assert ("frame", reader.thread) in seen[:case], seen
+
+
+async def test_enters_body_is_drawn_once_the_screen_is_idle_not_at_the_update_timers_next_tick(tmp_path, monkeypatch):
+    """Textual draws a screen's updates on a 60 Hz timer whose ticks keep a fixed grid: Enter typed
+    as the folder's rows showed waited for the next tick (1-10 ms in tmux traces, the UI thread
+    idle meanwhile). The body's frame is drawn as soon as the screen is idle with it (issue 35)."""
+    app = make_app(mbox_project(tmp_path / "p", messages=_long_threads(2)))
+    async with app.run_test(size=(160, 50)) as pilot:
+        await _rest_on_the_second_row(app, pilot)
+        reader = app.screen.query_one(ReaderPane)
+        by_timer: list[bool] = []  # per layout of the screen: drawn by the update timer's tick
+        refresh_layout = app.screen._refresh_layout
+
+        def laying_out(*args, **kwargs) -> None:
+            by_timer.append(any(frame.name == "_tick" for frame in traceback.extract_stack()))
+            refresh_layout(*args, **kwargs)
+        monkeypatch.setattr(app.screen, "_refresh_layout", laying_out)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert reader.thread is not None and by_timer[:1] == [False], by_timer  # the body's layout
+        assert "Line 0 of report" in screen_text(app)  # the body
+
+
+_CONTROL = re.compile(r"\x1b\[(\d+);(\d+)H|\x1b\[([0-9;]*)m|\x1b\[[0-9;?]*[A-Za-z]|\r|\n")
+
+
+def _written(text: str, cells: dict[tuple[int, int], tuple[str, str]]) -> set[tuple[int, int]]:
+    """Apply a terminal write to ``cells`` ((row, column) -> (character, SGR)); the cells it wrote."""
+    row = column = 0
+    sgr = ""
+    wrote: set[tuple[int, int]] = set()
+    at = 0
+    for control in [*_CONTROL.finditer(text), None]:
+        for char in text[at:control.start() if control else len(text)]:
+            cells[(row, column)] = (char, sgr)
+            wrote.add((row, column))
+            column += cell_len(char)
+        if control is None:
+            break
+        at = control.end()
+        if control.group(1):
+            row, column = int(control.group(1)) - 1, int(control.group(2)) - 1
+        elif control.group(3) is not None:
+            sgr = "" if control.group(3) in ("", "0") else control.group(3)
+    return wrote
+
+
+async def test_enters_focus_move_writes_the_thread_panes_border_not_its_rows_and_the_screen_is_whole(tmp_path, monkeypatch):
+    """The focused pane's border follows the focus (``-active``): its restyle repainted the thread
+    pane whole, every row of the list written to the terminal again in the body's frame (19 kB for
+    that frame in tmux traces, 8.7 kB without, issue 35). Its four edges are written now, and what
+    the writes leave on the terminal is what a full render of the screen shows (no stale border)."""
+    app = make_app(mbox_project(tmp_path / "p", messages=_long_threads(2)))
+    async with app.run_test(size=(160, 50)) as pilot:
+        await _rest_on_the_second_row(app, pilot)
+        screen, console = app.screen, app.console
+        cells: dict[tuple[int, int], tuple[str, str]] = {}
+        _written(textual_private.full_frame(screen, console), cells)
+        wrote: set[tuple[int, int]] = set()
+        display = app._display
+
+        def displaying(on, renderable) -> None:
+            display(on, renderable)
+            if renderable is not None:
+                wrote.update(_written(renderable.render_segments(console), cells))
+        monkeypatch.setattr(app, "_display", displaying)
+        pane = screen.query_one(ThreadPane)
+        listing = screen.query_one(ThreadList)
+        cursor_row = listing.region.y + listing.cursor - int(listing.scroll_offset.y)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert not pane.has_class("-active") and screen.query_one(ReaderPane).has_class("-active")
+        region = pane.region
+        edges = {region.x, region.right - 1}
+        inside = {(y, x) for (y, x) in wrote if region.y < y < region.bottom - 1 and y != cursor_row
+                  and region.x <= x < region.right}
+        assert inside and {x for _, x in inside} <= edges, sorted({x for _, x in inside} - edges)[:5]
+        expected: dict[tuple[int, int], tuple[str, str]] = {}
+        _written(textual_private.full_frame(screen, console), expected)
+        assert cells == expected
+
+
+async def test_a_step_of_the_dialogs_ahead_that_comes_while_enter_opens_a_thread_waits_for_it(tmp_path):
+    """The dialogs made ready ahead (their imports, stylesheet, the hidden compose dialog's mount)
+    came between Enter and its body on the terminal in tmux traces (issue 35): a step that comes
+    then waits until the thread is on the screen (OPEN_HOLD at most), and runs at once otherwise."""
+    app = make_app(mbox_project(tmp_path / "p", messages=_long_threads(2)))
+    async with app.run_test(size=(160, 50)) as pilot:
+        await _rest_on_the_second_row(app, pilot)
+        reading, reader = app.screen.reading, app.screen.query_one(ReaderPane)
+        ran: list[object] = []
+        reading.after_open(lambda: ran.append("at once"))
+        assert ran == ["at once"]
+        reading.open_row(app.screen.query_one(ThreadList).current)  # what Enter's Opened does
+        reading.after_open(lambda: ran.append(reader.thread))
+        assert ran == ["at once"]
+        await settle(pilot)
+        assert ran == ["at once", reader.thread] and reader.thread is not None

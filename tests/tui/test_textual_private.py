@@ -152,3 +152,47 @@ def test_main_screen_redeclares_textuals_own_focused_reactive_but_for_its_repain
                 "_toggle_class")
     assert [getattr(ours, name) for name in declared] == [getattr(upstream, name) for name in declared], (
         "Screen.focused is declared otherwise now: update tui/screens/main.py")
+
+
+async def test_output_is_pending_while_the_writer_thread_holds_text_for_the_terminal():
+    """Issue 35: the work after the body's frame waits until the frame is written, not only drawn."""
+    import os
+    import time
+
+    from textual.drivers._writer_thread import WriterThread
+    from textual.drivers.linux_driver import LinuxDriver
+
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)  # the test reads what there is, never waits for more
+    app = App()
+    driver = LinuxDriver(app)  # not started: the terminal is left alone
+    assert not textual_private.output_pending(app)  # before it runs: no writer
+    terminal = os.fdopen(write_end, "w")
+    writer = WriterThread(terminal)
+    driver._writer_thread = writer  # as its start_application_mode holds it
+    app._driver = driver
+    writer.start()
+    deadline = time.monotonic() + 30
+
+    def read_some() -> None:
+        assert time.monotonic() < deadline, "the writer thread did not catch up"
+        try:
+            os.read(read_end, 65536)
+        except BlockingIOError:
+            time.sleep(0.001)
+    try:
+        for _ in range(20):  # more than the pipe takes (the queue holds 30): the writer blocks, text waits
+            writer.write("x" * 8192)
+        assert textual_private.output_pending(app)
+        while textual_private.output_pending(app):  # the terminal reads: the writer catches up
+            read_some()
+        assert not textual_private.output_pending(app)
+    finally:
+        while textual_private.output_pending(app):
+            read_some()
+        writer.write(None)  # type: ignore[arg-type]  # its stop, as WriterThread.stop puts it
+        while writer.is_alive():
+            read_some()
+            writer.join(0.01)
+        terminal.close()
+        os.close(read_end)

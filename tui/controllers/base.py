@@ -30,6 +30,7 @@ from mailtriage.tui.panes.sources import SourcesPane
 from mailtriage.tui.panes.threads import ThreadPane
 from mailtriage.tui.panes.tracker import TrackerPane
 from mailtriage.tui.sanitize import inert
+from mailtriage.tui.textual_private import FrameAtIdle
 from mailtriage.application import Service
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ M = TypeVar("M")
 W = TypeVar("W", bound=WorkFailed)
 
 
-class ControllerBase(Screen):
+class ControllerBase(FrameAtIdle, Screen):
     """The shared state and helpers of the main screen's controllers."""
 
     def __init__(self, *args, **kwargs) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from functools import partial
 from typing import TYPE_CHECKING, Callable
 
@@ -49,6 +50,10 @@ READ_AHEAD_REST = 0.08
 #: habit user's Enter and r came (0.4-0.8 s after it), on r's path (issue 35, reply11). None:
 #: never, a test hook (the TUI tests' apps, but those of the dialogs ahead: tests/tui/conftest.py).
 DIALOGS_AHEAD_AFTER: float | None = 0.0
+#: Seconds from Enter during which a step of the dialogs ahead waits, unless the thread is on the
+#: screen sooner: the hidden compose dialog's mount (~10 ms) or the dialogs' stylesheet came
+#: between Enter and its body's frame, or before the frame was written (tmux traces, issue 35).
+OPEN_HOLD = 0.15
 
 
 class Reading:
@@ -73,6 +78,11 @@ class Reading:
         self._ahead_open: tuple[int, tuple[str, str]] | None = None
         self._ahead_timer: Timer | None = None
         self._dialogs_ahead = False
+        #: When Enter opened a thread not yet on the screen (None: none), the steps it holds and
+        #: the timer that lets them go OPEN_HOLD after it at the latest.
+        self._opening: float | None = None
+        self._held: list[Callable[[], None]] = []
+        self._hold_timer: Timer | None = None
         #: The project thread under the cursor, read before Enter asks (issue 33).
         self.thread_ahead = thread_ahead
 
@@ -86,16 +96,38 @@ class Reading:
         """Enter on a row (``ThreadList.Opened``, routed by the screen after the listing's retry)."""
         # Enter goes into the message (issue 35): the reader's keys (q back, Space, e) act at once.
         self._screen.query_one(ThreadView).focus()
+        self._opening = time.monotonic()
         if isinstance(summary, MailboxRow) and summary.header is not None:
             self.open_mailbox_message(summary)  # a personal account's message
             return
         self.open_thread(summary)
+
+    def after_open(self, step: Callable[[], None]) -> None:
+        """``step`` now, or once the thread Enter opened is on the screen (OPEN_HOLD at most)."""
+        left = OPEN_HOLD - (time.monotonic() - self._opening) if self._opening is not None else 0.0
+        if left <= 0:
+            step()
+            return
+        self._held.append(step)
+        if self._hold_timer is None:
+            self._hold_timer = self._screen.set_timer(left, self.opened)
+
+    def opened(self) -> None:
+        """The thread Enter opened is on the screen (or OPEN_HOLD passed): the held steps run."""
+        self._opening = None
+        if self._hold_timer is not None:
+            self._hold_timer.stop()
+            self._hold_timer = None
+        held, self._held = self._held, []
+        for step in held:
+            step()
 
     def back(self) -> None:
         """q / Esc in the reader: back to the list; a thread still loading is cancelled (its
         status line says "Esc cancels"), and so is a reply being prepared: its compose dialog
         never opens afterwards (issue 35)."""
         screen = self._screen
+        self.opened()
         screen.cancel_work(("reader", "reply"))
         screen.composing.drop_reply_on_its_way()
         self._ahead_open = None  # a read-ahead still on its way is not shown then
@@ -196,12 +228,15 @@ class Reading:
         if message.account_id is not None:  # a personal account's message: r and Enter again need no read
             self._keep_read((message.account_id, message.thread.thread_id.value), message.thread)
         screen.reader.show_thread(message.thread, message.resolution, message.account_id)
-        # The workers start once the body is painted: started before, they took the UI
-        # thread's turns (the GIL) while it painted (issue 35).
-        screen.call_after_refresh(self._after_shown, message.request, message.thread)
+        screen.frame_at_idle()  # the body's frame as soon as it is ready, not at the next 60 Hz tick
+        # The workers start once the body is on the terminal: started before the frame, they took
+        # the UI thread's turns (the GIL) while it was painted and written (issue 35). The hidden
+        # dialog of the reply built ahead waits for it too (the screen holds DraftBuiltAhead).
+        screen.reader.when_painted(partial(self._after_shown, message.request, message.thread))
         self._offer_unlock(message.thread)
 
     def _after_shown(self, request: int, thread: Thread) -> None:
+        self.opened()
         screen = self._screen
         if not screen.is_current("reader", request) or screen.reader.thread is not thread:
             return  # another thread was opened meanwhile: its own call comes
@@ -376,27 +411,30 @@ class Reading:
         else:
             self._dialogs_ahead_now()
 
+    # Each step waits for a thread Enter is opening (after_open): their imports held the GIL, their
+    # mounts and restyles the UI thread, between the key and its body on the terminal.
     def _dialogs_ahead_now(self) -> None:
-        self._run(self._import_dialogs_ahead, group="dialogs-ahead")
+        self.after_open(partial(self._run, self._import_dialogs_ahead, group="dialogs-ahead"))
 
     def _import_dialogs_ahead(self) -> None:
         from mailtriage.tui.dialogs import ahead  # why: not on the first screen (test_startup_imports)
 
         ahead.import_dialogs()  # off the UI thread
-        self._screen.app.call_from_thread(self._dialog_css_ahead)
+        self._screen.app.call_from_thread(self.after_open, self._dialog_css_ahead)
 
     def _dialog_css_ahead(self) -> None:
         from mailtriage.tui.dialogs import ahead  # why: loaded by the worker above
 
         ahead.load_dialog_css(self._screen.app)
-        self._screen.call_after_refresh(self._dialog_widgets_ahead)  # the next step in its own turn
+        self._screen.call_after_refresh(self.after_open, self._dialog_widgets_ahead)  # the next step in its own turn
 
     def _dialog_widgets_ahead(self) -> None:
         from mailtriage.tui.dialogs import ahead  # why: loaded by the worker above
 
         screen = self._screen
         ahead.register_dialog_widgets(screen.shell)
-        screen.call_after_refresh(screen.composing.keep_compose_ready)  # an empty compose dialog, hidden, in its own turn
+        # an empty compose dialog, hidden, in its own turn
+        screen.call_after_refresh(self.after_open, screen.composing.keep_compose_ready)
 
     # -- thread URL ------------------------------------------------------------------------
     def show_thread_url(self) -> None:

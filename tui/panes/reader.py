@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from typing import Callable
+
 from rich.text import Text
 from textual.actions import SkipAction
 from textual.app import ComposeResult
@@ -21,7 +23,7 @@ from mailtriage.core.lean_dataclass import lean_dataclass  # @dataclass(eq=False
 from mailtriage.application import Message, Thread
 from mailtriage.core.inert import sender_mismatch
 from mailtriage.tui import bindings
-from mailtriage.tui.focus_paint import OwnFocusPaint, SizedInPlace
+from mailtriage.tui.focus_paint import OwnFocusPaint, PaintedText, SizedInPlace
 from mailtriage.tui.panes.crypto import crypto_text, part_label
 from mailtriage.tui.panes.thread_keys import OffersWhereActing, acting_keys
 from mailtriage.tui.sanitize import MARKER_STYLE, has_hidden_characters, inert_text
@@ -345,7 +347,8 @@ class ReaderPane(Vertical):
         #: The view's widgets, updated from one thread to the next (_fill); the notes and a pair mounted
         #: ahead, hidden (issue 35: mounted on Enter, a frame after the body's laid them out again).
         self._notes = Static(classes="thread-notes")
-        self._pairs = [(WrappedText("", classes="message-header"), WrappedText("", classes="message-body"))]
+        self._pairs: list[tuple[WrappedText, WrappedText]] = [
+            (PaintedText("", classes="message-header"), WrappedText("", classes="message-body"))]
         self._notes.display = self._pairs[0][0].display = self._pairs[0][1].display = False
 
     def compose(self) -> ComposeResult:
@@ -393,6 +396,12 @@ class ReaderPane(Vertical):
         view.acting = acting_keys(thread, account_id)
         self.restore_status()
         view.refresh_bindings()
+
+    def when_painted(self, callback: Callable[[], None]) -> None:
+        """``callback`` in the turn after the frame that draws the thread just shown (issue 35)."""
+        header = self._pairs[0][0]
+        assert isinstance(header, PaintedText)
+        header.when_painted(callback)
 
     def show_nothing(self) -> None:
         """No thread open, as at start: the list beside now shows another source."""

@@ -11,6 +11,7 @@ the zoom key (Ctrl+w) gives the focused pane the whole screen (issue 35): tui/la
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 from textual import events, on
@@ -351,7 +352,8 @@ class MainScreen(ControllerBase, PendingWork, bindings.KeyContext, inherit_bindi
         self.composing.ready(message)
 
     def on_draft_built_ahead(self, message: DraftBuiltAhead) -> None:
-        self.composing.built_ahead(message)
+        # its hidden dialog's fill and paint wait for a thread Enter is opening (issue 35)
+        self.reading.after_open(partial(self.composing.built_ahead, message))
 
     def on_thread_list_import_requested(self, message: ThreadList.ImportRequested) -> None:
         self.proposals.import_thread(message.summary)
