@@ -59,6 +59,20 @@ def kill_agent(home: Path) -> None:
     subprocess.run(["gpgconf", "--homedir", str(home), "--kill", "all"], capture_output=True, timeout=30)
 
 
+def lock_key(home: Path, fpr: str, passphrase: bytes, pinentry: str = "/nonexistent/pinentry") -> None:
+    """Protect ``fpr``'s secret key in ``home`` with ``passphrase``; the agent started next asks
+    ``pinentry`` for it. The agent hashes a passphrase the fewest times OpenPGP allows
+    (``s2k-count``): by default it calibrates the count to ~100 ms of CPU on each start and
+    spends that on every protect and unlock, ~1 s of wall a locked-key test (issue 36 §7)."""
+    (home / "gpg-agent.conf").write_text(f"pinentry-program {pinentry}\ns2k-count 65536\n")
+    kill_agent(home)
+    done = subprocess.run(["gpg", "--homedir", str(home), "--batch", "--pinentry-mode", "loopback",
+                           "--passphrase-fd", "0", "--change-passphrase", fpr],
+                          input=passphrase + b"\n", capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    kill_agent(home)
+
+
 def fingerprint(home: Path, uid: str) -> str:
     out = gpg(home, "--with-colons", "--list-keys", uid).stdout.decode()
     return next(line.split(":")[9] for line in out.splitlines() if line.startswith("fpr"))

@@ -26,6 +26,7 @@ from .conftest import (
     entity,
     gpg,
     kill_agent,
+    lock_key,
     mixed,
     pgp_mime_encrypted,
     pgp_mime_signed,
@@ -266,13 +267,7 @@ async def test_a_locked_key_is_unlocked_from_the_app_with_loopback(workdir, fixe
 
 
 def _lock_team_key(home: Path) -> None:
-    (home / "gpg-agent.conf").write_text("pinentry-program /nonexistent/pinentry\n")
-    kill_agent(home)
-    done = subprocess.run(["gpg", "--homedir", str(home), "--batch", "--pinentry-mode", "loopback",
-                           "--passphrase-fd", "0", "--change-passphrase", TEAM_FPR],
-                          input=b"team-pw\n", capture_output=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    kill_agent(home)
+    lock_key(home, TEAM_FPR, b"team-pw")
 
 
 def test_passphrase_dialog_narrow(snap_compare, workdir, fixed_home):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from .conftest import (
     REPORTER,
     gpg,
     kill_agent,
+    lock_key,
     STRANGER,
     encrypted_entity_part,
     entity,
@@ -212,14 +212,8 @@ def mime_thread(raws):
 
 
 def test_a_key_with_a_passphrase_and_no_pinentry_is_said_and_unlocks_by_loopback(homes):
-    (homes.user / "gpg-agent.conf").write_text("pinentry-program /nonexistent/pinentry\n")
-    kill_agent(homes.user)
     # Protect the team key with a passphrase (loopback: no pinentry needed for the change itself).
-    done = subprocess.run(["gpg", "--homedir", str(homes.user), "--batch", "--pinentry-mode", "loopback",
-                           "--passphrase-fd", "0", "--change-passphrase", homes.fprs["team"]],
-                          input=b"secret-pw\n", capture_output=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    kill_agent(homes.user)
+    lock_key(homes.user, homes.fprs["team"], b"secret-pw")
     raw = pgp_mime_encrypted(homes.encrypt(entity(SECRET), "team"))
     session = homes.session(pinentry="loopback")
     thread = pgp.open_thread(mime_thread([raw]), session)
@@ -286,13 +280,7 @@ def test_inside_the_app_no_pinentry_is_started_behind_the_screen(homes):
     pinentry = homes.user / "pinentry.sh"
     pinentry.write_text(FAKE_PINENTRY)
     pinentry.chmod(0o700)
-    (homes.user / "gpg-agent.conf").write_text(f"pinentry-program {pinentry}\n")
-    kill_agent(homes.user)
-    done = subprocess.run(["gpg", "--homedir", str(homes.user), "--batch", "--pinentry-mode", "loopback",
-                           "--passphrase-fd", "0", "--change-passphrase", homes.fprs["team"]],
-                          input=b"secret-pw\n", capture_output=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    kill_agent(homes.user)
+    lock_key(homes.user, homes.fprs["team"], b"secret-pw", pinentry=str(pinentry))
     raw = pgp_mime_encrypted(homes.encrypt(entity(SECRET), "team"))
     # The app's session (quiet): the pinentry is never asked, the message says the key is locked.
     quiet = opened(raw, homes.session(quiet=True))
