@@ -3,11 +3,14 @@
 A worker that talks to the project's server off that lock shares the connection with the one
 holding it: one thread reads the other's tagged answer and a call waits for ever (reply11's
 start-up hang, test_imap_drafts.py). Here, the paths locks11 found talking to the server off the
-lock: each test records every protocol line sent while it runs and on which thread's lock depth.
+lock, and the calls of the service that reach the sources: each test records every protocol
+line sent while it runs and whether the sending thread held the lock.
 """
 
 import asyncio
 from contextlib import contextmanager
+
+import pytest
 
 from mailtriage.core.trace import TRACE
 from tests.tui.helpers import make_app, settle
@@ -50,3 +53,50 @@ async def test_naming_a_failures_backend_talks_to_the_server_only_under_the_back
     assert resolution.chosen == "imap"
     assert sent, "the availability was forgotten: resolving asks the server again"
     assert unlocked == []
+
+
+ROOT = "<overflow-1@example.com>"
+#: The service's calls that reach the project's sources (locks11's audit: each holds the lock; the row
+#: marks' are test_imap_drafts.py's, the failure's resolution the test above).
+SERVICE_CALLS = {
+    "check_sources": lambda s: s.check_sources(),
+    "listing_can_be_limited": lambda s: s.listing_can_be_limited(),
+    "list_threads": lambda s: s.list_threads(s.lists()[0].list_name),
+    "read_thread": lambda s: s.read_thread(thread_id()),
+    "thread_url": lambda s: s.thread_url(thread_id()),
+    "pending_drafts": lambda s: s.pending_drafts(thread_id()),
+    "prepare_next_read": lambda s: s.prepare_next_read(),
+    "can_search_sources": lambda s: s.can_search_sources(),
+    "search_sources": lambda s: s.search_sources("overflow", s.lists()[0].list_name),
+    "run_op": lambda s: s.run_op(op("list_sent_since"), None, {"thread_id": ROOT}),
+}
+
+
+def thread_id():
+    from mailtriage.backends.contract import ThreadId
+
+    return ThreadId("msgid", ROOT)
+
+
+def op(name: str):
+    from mailtriage.backends.contract import Op
+
+    return Op(name)
+
+
+@pytest.mark.parametrize("call", sorted(SERVICE_CALLS))
+def test_each_service_call_talks_to_the_server_only_under_the_backend_lock(imap_project, call):
+    """The audit's "held" verdicts, kept: with the sources' availability forgotten (so each call
+    logs in and checks the folder again), every protocol line a call sends is sent holding the lock."""
+    from mailtriage.application.service import Service
+    from mailtriage.core.settings import load_settings
+
+    service = Service(imap_project, demo=False, settings=load_settings())
+    service.open()
+    try:
+        service.forget_availability()
+        with protocol_lines(service) as (sent, unlocked):
+            SERVICE_CALLS[call](service)
+    finally:
+        service.close()
+    assert sent and unlocked == []
