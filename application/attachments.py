@@ -16,6 +16,7 @@ import shlex
 import subprocess
 import tempfile
 from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
 from typing import Callable, Sequence
 
 from mailtriage.application.errors import AttachmentError, UsageError
@@ -177,6 +178,18 @@ def for_mailbox(mailboxes, account_id: str, thread) -> AttachmentSet:
     """The attachments of a personal account's message (``thread`` holds that one message)."""
     mailbox = mailboxes.get(account_id)
     return AttachmentSet(thread, mailbox.attachment, f"account {account_id}")
+
+
+def attachment_settings(settings) -> tuple[str | list | None, str]:
+    """``attachment_command`` (None: nothing is ever opened outside the app) and the folder the
+    save dialog offers first (``attachment_folder``, default ``~/Downloads`` when it exists, else
+    the home folder), from the user settings."""
+    command = settings.data.get("attachment_command")
+    folder = settings.data.get("attachment_folder")
+    if not isinstance(folder, str) or not folder.strip():
+        downloads = Path.home() / "Downloads"
+        folder = str(downloads) if downloads.is_dir() else str(Path.home())
+    return (command if isinstance(command, (str, list)) and command else None), folder
 
 
 # -- the user's own command -------------------------------------------------------------

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from mailtriage.application.project import ListEntry, Project
     from mailtriage.application.queue import Queue
     from mailtriage.backends.contract import Message, Op, Thread, ThreadId
-    from mailtriage.backends.registry import SourceSet
+    from mailtriage.backends.registry import Resolution, SourceSet
     from mailtriage.backends.security_cc import CcResolution
     from mailtriage.core.projectconfig import ProjectConfig
     from mailtriage.application.flows.alerts import NewReportPoller
@@ -145,6 +145,12 @@ class Service:
         MandatoryBackendUnavailable error when a mandatory backend is down (else None)."""
         with self._lock:
             return self.opened.check_sources()
+
+    def resolution(self, op: Op) -> "Resolution":
+        """Which backend serves ``op`` (a failure names it). Under the lock: a forgotten availability
+        is checked again, a login on the connection the other calls use."""
+        with self._lock:
+            return self.opened.sources.resolve(op)
 
     def forget_availability(self) -> None:
         """The sources are checked again on their next use. Never waits: the UI thread calls it
@@ -620,16 +626,10 @@ class Service:
         with self._lock:
             return raw_message.for_source(self.opened, backend, message.backend_ref)
 
-    def attachment_settings(self) -> tuple[str | None, str]:
-        """``attachment_command`` (None: nothing is ever opened outside the app) and the folder
-        the save dialog offers first (``attachment_folder``, default ``~/Downloads`` when it
-        exists, else the home folder), from the user settings."""
-        command = self.settings.data.get("attachment_command")
-        folder = self.settings.data.get("attachment_folder")
-        if not isinstance(folder, str) or not folder.strip():
-            downloads = Path.home() / "Downloads"
-            folder = str(downloads) if downloads.is_dir() else str(Path.home())
-        return (command if isinstance(command, (str, list)) and command else None), folder
+    def attachment_settings(self) -> tuple[str | list | None, str]:
+        """``attachment_command`` and the save dialog's first folder (``attachments.attachment_settings``)."""
+        from mailtriage.application.attachments import attachment_settings  # why: loads on first use, not at start-up
+        return attachment_settings(self.settings)
 
     def propose_organize(self, account_id: str, headers, action: str, folder_id: str | None = None):
         """A flag/move proposal for ``headers``, one message or a tagged batch (writes nothing)."""

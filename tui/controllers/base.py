@@ -75,8 +75,8 @@ class ControllerBase(FrameAtIdle, Screen):
         return self.shell.session
 
     def resolve(self, op_name: str) -> Resolution:
-        """Which backend serves ``op_name`` (named in a failure's details)."""
-        return self.session.sources.resolve(Op(op_name))
+        """Which backend serves ``op_name`` (named in a failure's details). Blocks: a worker's."""
+        return self.session.resolution(Op(op_name))
 
     # -- panes ---------------------------------------------------------------------
     @property
