@@ -84,29 +84,27 @@ def test_every_list_moves_with_the_same_keys():
         assert not missing, f"{title} has no {missing}"
 
 
+async def _g_and_G_reach_both_ends(app, pilot, pane_key: str, pane_list) -> None:
+    """The pane ``pane_key`` focuses: G goes to its last row (there is more than one), g back to its first."""
+    await pilot.press(pane_key, "G")
+    await settle(pilot)
+    rows = app.screen.query_one(pane_list)
+    assert rows.highlighted == rows.option_count - 1 > 0
+    await pilot.press("g")
+    await settle(pilot)
+    assert rows.highlighted == 0
+
+
 async def g_and_G_go_to_the_first_and_last_row_of_the_sources_tracker_and_queue(app, pilot) -> None:
     from mailtriage.tui.panes.sources import SourceList
     from mailtriage.tui.panes.tracker import TrackerList
     from mailtriage.tui.screens.queue import QueueScreen, QueueTable
 
     await settle(pilot)
-    await pilot.press("1", "G")
-    await settle(pilot)
-    sources = app.screen.query_one(SourceList)
-    assert sources.highlighted == sources.option_count - 1 > 0
-    await pilot.press("g")
-    await settle(pilot)
-    assert sources.highlighted == 0
-
+    await _g_and_G_reach_both_ends(app, pilot, "1", SourceList)
     await pilot.press("t")
     await settle(pilot)
-    await pilot.press("5", "G")
-    await settle(pilot)
-    issues = app.screen.query_one(TrackerList)
-    assert issues.highlighted == issues.option_count - 1 > 0
-    await pilot.press("g")
-    await settle(pilot)
-    assert issues.highlighted == 0
+    await _g_and_G_reach_both_ends(app, pilot, "5", TrackerList)
 
     await pilot.press("Q")
     await settle(pilot)
