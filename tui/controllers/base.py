@@ -17,10 +17,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable, TypeVar
 
 from textual.screen import Screen
+from textual.worker import Worker, WorkerState
 
 from mailtriage.application import MandatoryBackendUnavailable, Op, UsageError
 from mailtriage.core.secrets import scrub
 from mailtriage.tui.controllers.banner import Banner
+from mailtriage.tui.controllers.component import Component
 from mailtriage.tui.errors import is_connection_problem
 from mailtriage.tui.messages import SessionFailed, WorkFailed
 from mailtriage.tui.panes.area import Requests
@@ -123,8 +125,27 @@ class ControllerBase(FrameAtIdle, Screen):
 
     def thread_read_in_flight(self) -> bool:
         """A thread read of this screen is on its way (the alerts' poll waits for it)."""
-        return any(worker.group == "reader" and worker.node is self and not worker.is_finished
+        return any(worker.group == "reader" and self.owns(worker) and not worker.is_finished
                    for worker in self.workers)
+
+    # -- the screen's work: its own workers and its components' ------------------------
+    def owns(self, worker: Worker) -> bool:
+        """``worker`` is this screen's work: run on the screen or on one of its components."""
+        return worker.node is self or (isinstance(worker.node, Component) and worker.node.parent is self)
+
+    def cancel_group(self, group: str) -> list[Worker]:
+        """Cancel this screen's workers of ``group``, on the screen and on every component."""
+        cancelled = [worker for worker in self.workers if worker.group == group and self.owns(worker)]
+        for worker in cancelled:
+            worker.cancel()
+        return cancelled
+
+    def worker_changed(self, worker: Worker) -> None:
+        """A worker of this screen or a component changed state: one that raised goes to the
+        app's error list; a thread read that ended lets the alerts' poll start if it waited."""
+        self.alerts.reader_done(worker)
+        if worker.state == WorkerState.ERROR and worker.error is not None:
+            self.shell.report_error(f"Unexpected error in {worker.name or 'a background task'}", worker.error)
 
     def reader_leaves_source(self) -> None:
         """The list now shows another source: a read on its way is dropped and the reader is

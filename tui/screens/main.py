@@ -184,12 +184,7 @@ class MainScreen(ControllerBase, PendingWork, bindings.KeyContext, inherit_bindi
         self.maximized = pane  # a pane is a container: Screen.maximize would refuse it
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """A worker of this screen raised: the app's error list has it. A thread read that
-        ended lets the alerts poll start if it waited for it."""
-        self.alerts.reader_done(event.worker)
-        if event.state == WorkerState.ERROR and event.worker.error is not None:
-            self.shell.report_error(f"Unexpected error in {event.worker.name or 'a background task'}",
-                                    event.worker.error)
+        self.worker_changed(event.worker)  # a component's come from it (tui/controllers/component.py)
 
     # -- focus -------------------------------------------------------------
     PANE_FOCUS = {"sources": SourceList, "folders": FolderList, "threads": ThreadList, "reader": ThreadView,
@@ -227,7 +222,7 @@ class MainScreen(ControllerBase, PendingWork, bindings.KeyContext, inherit_bindi
         for request_kind, group in CANCELLABLE:
             if request_kind in works and any(w.group == group and w.state in (WorkerState.PENDING, WorkerState.RUNNING)
                                      for w in self.workers):
-                self.workers.cancel_group(self, group)
+                self.cancel_group(group)
                 self.new_request(request_kind)
                 cancelled.append(request_kind)
         if "search" in works and self.threads.cancel_search():
