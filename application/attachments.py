@@ -203,7 +203,7 @@ def command_argv(command: str | Sequence[str]) -> list[str]:
     try:
         argv = shlex.split(command) if isinstance(command, str) else [str(a) for a in command]
     except ValueError as exc:
-        raise UsageError(f"attachment_command cannot be read: {exc}") from None
+        raise UsageError(f"attachment_command cannot be read: {exc}") from exc
     if not argv:
         raise UsageError("attachment_command is empty")
     return argv
@@ -232,14 +232,14 @@ def run_command(command: str | Sequence[str], item: AttachmentItem, data: bytes,
     try:
         saved = save_bytes(folder, item.filename, data)
     except SaveError as exc:
-        raise AttachmentError(str(exc)) from None
+        raise AttachmentError(str(exc)) from exc
     try:
         done = subprocess.run([*argv, str(saved.path)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL, timeout=timeout, shell=False, check=False)
-    except FileNotFoundError:
-        raise AttachmentError(f"attachment_command: no program {argv[0]!r}") from None
-    except subprocess.TimeoutExpired:
-        raise AttachmentError(f"attachment_command {argv[0]!r} did not finish within {timeout:g} s") from None
+    except FileNotFoundError as exc:
+        raise AttachmentError(f"attachment_command: no program {argv[0]!r}") from exc
+    except subprocess.TimeoutExpired as exc:
+        raise AttachmentError(f"attachment_command {argv[0]!r} did not finish within {timeout:g} s") from exc
     except OSError as exc:
-        raise AttachmentError(f"attachment_command {argv[0]!r} could not run: {exc.strerror}") from None
+        raise AttachmentError(f"attachment_command {argv[0]!r} could not run: {exc.strerror}") from exc
     return done.returncode

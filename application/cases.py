@@ -47,7 +47,7 @@ def case_record(database: Path, thread) -> dict[str, Any] | None:
     try:  # a record in a folder others can write could be forged: not shown
         check_private_dir(database.parent)
     except UnsafePath as exc:
-        raise StoreError(str(exc)) from None
+        raise StoreError(str(exc)) from exc
     # Store() would turn an empty or foreign file into a new record: look before opening.
     with database.open("rb") as head:
         if head.read(16) != b"SQLite format 3\x00":

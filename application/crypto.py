@@ -45,9 +45,9 @@ def pgp_settings(user_settings: Any | None) -> pgp.PgpSettings:
     try:
         timeout = float(table.get("timeout", pgp.DEFAULT_TIMEOUT))
         max_output = int(table.get("max_output", pgp.DEFAULT_MAX_OUTPUT))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError) as exc:
         raise ConfigError(settings.path, "pgp.timeout", "timeout and max_output must be numbers",
-                          "timeout = 20, max_output = 16777216") from None
+                          "timeout = 20, max_output = 16777216") from exc
     return pgp.PgpSettings(gnupg_home=os.path.expanduser(home) if home else None, binary=str(table.get("gpg", "gpg")),
                            timeout=timeout, max_output=max_output, pinentry=pinentry)
 

@@ -503,8 +503,8 @@ def _field_date(text: str | None) -> datetime | None:
     when = when if when.tzinfo else when.replace(tzinfo=timezone.utc)
     try:
         when.astimezone(timezone.utc)
-    except OverflowError:
-        raise ValueError(f"{line!r} is out of range") from None
+    except OverflowError as exc:
+        raise ValueError(f"{line!r} is out of range") from exc
     return when
 
 
@@ -1044,12 +1044,12 @@ def _write_server(tracker: Tracker, issue: str, who: str, *, add: bool) -> dict:
     started = time.monotonic()
     try:
         tracker.edit(canonical, EditRequest(add_assignees=[who]))
-    except Refused:
+    except Refused as exc:
         # Jira refuses a second assignee: someone was faster between our read and our write
         _, holders = _holders(tracker, canonical)
         if holders and holders[0] != who:
             first = _first_claimant(tracker, canonical)
-            raise ClaimLost(canonical, first or _settled_holder(tracker, canonical, SETTLE_SECONDS)) from None
+            raise ClaimLost(canonical, first or _settled_holder(tracker, canonical, SETTLE_SECONDS)) from exc
         raise
     first = _first_claimant(tracker, canonical)
     if first is not None:  # the server's own order decides: the first claim of the free issue holds it
@@ -1099,7 +1099,7 @@ def _put_back(tracker: Tracker, issue: str, first: str, who: str) -> None:
     try:
         holders = _holders(tracker, issue)[1]
     except BackendError as exc:
-        raise ClaimUnsettled(issue, "(cannot be read)", first, f"{last}; {exc}") from None
+        raise ClaimUnsettled(issue, "(cannot be read)", first, f"{last}; {exc}") from exc
     if holders == [first] or (who != first and holders and who not in holders):
         return
     raise ClaimUnsettled(issue, ", ".join(holders) or "nobody", first, last)

@@ -56,11 +56,11 @@ def run_pipe(command: str | Sequence[str], data: bytes, *, timeout: float = PIPE
     argv = command_argv(command)
     try:
         done = subprocess.run(argv, input=data, capture_output=True, timeout=timeout, shell=False, check=False)
-    except FileNotFoundError:
-        raise UsageError(f"no program {argv[0]!r}") from None
-    except subprocess.TimeoutExpired:
-        raise UsageError(f"{argv[0]!r} did not finish within {timeout:g} s (stopped)") from None
+    except FileNotFoundError as exc:
+        raise UsageError(f"no program {argv[0]!r}") from exc
+    except subprocess.TimeoutExpired as exc:
+        raise UsageError(f"{argv[0]!r} did not finish within {timeout:g} s (stopped)") from exc
     except OSError as exc:
-        raise UsageError(f"{argv[0]!r} could not run: {exc.strerror or exc}") from None
+        raise UsageError(f"{argv[0]!r} could not run: {exc.strerror or exc}") from exc
     output = done.stdout + done.stderr
     return PipeResult(tuple(argv), done.returncode, output[:max_output], len(output) > max_output)

@@ -116,7 +116,7 @@ def store_origin_secret(args: argparse.Namespace) -> dict:
         return store_for_origin(args.purpose, args.url, secret, args.repo, from_old_key=args.from_old_key)
     except ValueError as exc:  # OriginRefused included
         raise ConfigError("(command line)", "store-secret", str(exc),
-                          "https URL (plain http to loopback only), --repo OWNER/NAME for github") from None
+                          "https URL (plain http to loopback only), --repo OWNER/NAME for github") from exc
 
 
 def main(argv: Sequence[str] | None = None) -> int:

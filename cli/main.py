@@ -469,9 +469,9 @@ class _TraceWriter:
             try:  # a trace can hold mail text: private to the user, appended to
                 fd = trace.open_trace_file(target)
             except ConfigError as exc:  # a folder or file another user could have planted
-                raise UsageError(f"cannot write the trace to {exc}; or use --trace - for stderr") from None
+                raise UsageError(f"cannot write the trace to {exc}; or use --trace - for stderr") from exc
             except OSError as exc:
-                raise UsageError(f"cannot write the trace to {target}: {exc.strerror or exc}") from None
+                raise UsageError(f"cannot write the trace to {target}: {exc.strerror or exc}") from exc
             self.stream, self.owned = os.fdopen(fd, "a", encoding="utf-8"), True
         self._was_enabled = trace.TRACE.enabled
         trace.TRACE.enabled = True

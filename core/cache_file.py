@@ -82,7 +82,7 @@ def write(path: Path, kind: str, version: int, payload: Any, *more: Any) -> int:
     except ConfigError as exc:  # a folder another user could write: no cache, as for any unwritable one
         error = PermissionError(errno.EPERM, f"not written: {exc}")
         cannot_write(Path(path).parent, error)
-        raise error from None
+        raise error from exc
     except OSError as exc:
         cannot_write(Path(path).parent, exc)
         raise

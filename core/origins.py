@@ -72,8 +72,8 @@ def origin_of(url: str) -> Origin:
         raise OriginRefused(f"{url!r} carries user info; credentials come from the keyring only")
     try:
         port = parts.port or DEFAULT_PORTS[scheme]
-    except ValueError:
-        raise OriginRefused(f"{url!r} has no valid port") from None
+    except ValueError as exc:
+        raise OriginRefused(f"{url!r} has no valid port") from exc
     return Origin(scheme, parts.hostname.lower().rstrip("."), port)
 
 

@@ -54,9 +54,9 @@ def check_private_dir(path: Path | str) -> Path:
     gid = os.getgid()
     try:
         link = os.lstat(path)
-    except FileNotFoundError:
+    except FileNotFoundError as exc:
         raise UnsafePath(path, "does not exist",
-                         f"an existing folder you own that no one else can write: mkdir -m 700 {path}") from None
+                         f"an existing folder you own that no one else can write: mkdir -m 700 {path}") from exc
     if stat.S_ISLNK(link.st_mode) and link.st_uid != uid:
         raise UnsafePath(path, f"is a symbolic link owned by uid {link.st_uid}, not by you (uid {uid})")
     info = os.stat(path)

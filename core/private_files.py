@@ -72,9 +72,9 @@ def _open_checked(path: Path, flags: int, mode: int = 0o600) -> int:
         fd = os.open(path, flags | _NOFOLLOW | _NONBLOCK | _CLOEXEC, mode)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise UnsafeFile(path, "is a symbolic link (never followed)") from None
+            raise UnsafeFile(path, "is a symbolic link (never followed)") from exc
         if exc.errno == errno.ENXIO:  # a FIFO no one reads, opened to write without waiting
-            raise UnsafeFile(path, "is not a regular file (a FIFO, a device or a folder)") from None
+            raise UnsafeFile(path, "is not a regular file (a FIFO, a device or a folder)") from exc
         raise
     try:
         check_open_file(fd, path)

@@ -356,7 +356,7 @@ def parse_config_block(lines: list[str], start: int, end: int, file: Path) -> di
                 where = getattr(exc, "problem_mark", None)
                 line = (where.line + i + 2) if where is not None else i + 1
                 raise ConfigError(file, f"Configuration line {line}", f"not valid YAML: {getattr(exc, 'problem', exc)}",
-                                  "key: value lines, nested by indentation, without anchors or aliases") from None
+                                  "key: value lines, nested by indentation, without anchors or aliases") from exc
             if data is None:
                 return {}
             if not isinstance(data, dict):

@@ -153,11 +153,11 @@ def save_bytes(target_dir: str | os.PathLike, real_name: str | None, data: bytes
         saved = private_files.create_atomic(folder, (numbered(base, n) for n in range(MAX_COLLISIONS)), data,
                                             mode=mode)
     except ConfigError as exc:
-        raise SaveError(errno.EACCES, f"{folder}: {exc.problem} ({exc.valid})") from None
-    except FileExistsError:
-        raise SaveError(errno.EEXIST, f"{folder} already holds {MAX_COLLISIONS} files named like {base!r}") from None
-    except NotADirectoryError:
-        raise SaveError(errno.ENOTDIR, f"{folder} is not a folder") from None
+        raise SaveError(errno.EACCES, f"{folder}: {exc.problem} ({exc.valid})") from exc
+    except FileExistsError as exc:
+        raise SaveError(errno.EEXIST, f"{folder} already holds {MAX_COLLISIONS} files named like {base!r}") from exc
+    except NotADirectoryError as exc:
+        raise SaveError(errno.ENOTDIR, f"{folder} is not a folder") from exc
     except OSError as exc:
-        raise SaveError(exc.errno, f"cannot write {base!r} in {folder}: {exc.strerror or exc}") from None
+        raise SaveError(exc.errno, f"cannot write {base!r} in {folder}: {exc.strerror or exc}") from exc
     return SavedFile(real_name or "", folder / saved, len(data), hashlib.sha256(data).hexdigest())

@@ -131,7 +131,7 @@ def load_settings(path: Path | None = None) -> UserSettings:
     except FileNotFoundError:
         return UserSettings(path, {})
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(path, "(file)", f"not valid TOML: {exc}", "TOML key = value lines") from None
+        raise ConfigError(path, "(file)", f"not valid TOML: {exc}", "TOML key = value lines") from exc
     except UnicodeDecodeError as exc:
-        raise ConfigError(path, "(file)", f"not UTF-8 ({exc.reason})", "UTF-8 text") from None
+        raise ConfigError(path, "(file)", f"not UTF-8 ({exc.reason})", "UTF-8 text") from exc
     return UserSettings(path, data)

@@ -56,7 +56,7 @@ def normalize_domain(domain: str) -> tuple[str, str]:
         ascii_form = text.encode("idna").decode("ascii").lower()
         unicode_form = ascii_form.encode("ascii").decode("idna").lower()
     except UnicodeError as exc:
-        raise AddressError(f"domain {domain!r} is not a valid internationalized domain name ({exc})") from None
+        raise AddressError(f"domain {domain!r} is not a valid internationalized domain name ({exc})") from exc
     return ascii_form, unicode_form
 
 

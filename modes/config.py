@@ -166,12 +166,12 @@ def load_config(path: Path | None, *, overrides: Mapping[str, Any] | None = None
         try:
             # it names a CA file, password variables and the record's path: the one file rule
             data = tomllib.loads(private_files.read_text(path))
-        except FileNotFoundError:
-            raise ConfigError(path, "(file)", "does not exist", "a TOML file (see docs/modes.md)") from None
+        except FileNotFoundError as exc:
+            raise ConfigError(path, "(file)", "does not exist", "a TOML file (see docs/modes.md)") from exc
         except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(path, "(file)", f"not valid TOML: {exc}", "TOML key = value lines") from None
+            raise ConfigError(path, "(file)", f"not valid TOML: {exc}", "TOML key = value lines") from exc
         except UnicodeDecodeError as exc:
-            raise ConfigError(path, "(file)", f"not UTF-8 ({exc.reason})", "UTF-8 text") from None
+            raise ConfigError(path, "(file)", f"not UTF-8 ({exc.reason})", "UTF-8 text") from exc
     for key, value in (overrides or {}).items():
         _set_dotted(data, key, value)
     return parse_config(data, path)
@@ -193,7 +193,7 @@ def parse_config(data: Mapping[str, Any], file: Path | None = None) -> ModesConf
     try:
         normalize_domain(domain)
     except AddressError as exc:
-        raise ConfigError(where, "domain", str(exc), "a domain name like mas.example.org") from None
+        raise ConfigError(where, "domain", str(exc), "a domain name like mas.example.org") from exc
     role = reader.choice(data, "role", ROLES, default="master")
     database = data.get("database")
     if database is None:

@@ -189,7 +189,7 @@ class ModesEngine:
         try:
             sm.check_reporter(status, timeout_owner=False)
         except sm.NotTimeoutOwner as exc:
-            raise ProtocolError("not-timeout-owner", str(exc)) from None
+            raise ProtocolError("not-timeout-owner", str(exc)) from exc
         if handoff.last_seq is not None and seq <= handoff.last_seq:
             return False
         if status == sm.CANCELLED:
@@ -205,7 +205,7 @@ class ModesEngine:
         try:
             sm.check_transition(handoff.status, status)
         except sm.InvalidTransition as exc:
-            raise ProtocolError("invalid-transition", f"handoff {handoff.handoff_id}: {exc}") from None
+            raise ProtocolError("invalid-transition", f"handoff {handoff.handoff_id}: {exc}") from exc
         return True
 
     def record_status(self, handoff: Handoff, status: str, *, source: str, seq: int | None = None,

@@ -85,7 +85,7 @@ class CaseRef:
         try:
             parsed = MasAddress.parse(address)
         except AddressError as exc:
-            raise ProtocolError("invalid-case", f"case.address: {exc}") from None
+            raise ProtocolError("invalid-case", f"case.address: {exc}") from exc
         if parsed.is_intake or parsed.mode:
             raise ProtocolError("invalid-case", f"case.address {address!r} is not a resource address TYPE=ID@D")
         if parsed.key != key:

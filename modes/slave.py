@@ -126,7 +126,7 @@ class SlaveRole:
         try:
             address = MasAddress.resource(intake["resource_type"], envelope.get("resource_id"), engine.config.domain)
         except AddressError as exc:
-            raise ProtocolError("invalid-message", f"resource_id: {exc}") from None
+            raise ProtocolError("invalid-message", f"resource_id: {exc}") from exc
         if intake["state"] == "assigned":
             if intake["case_key"] == address.key:
                 return ok(case={"address": address.canonical, "key": address.key})
@@ -171,7 +171,7 @@ class SlaveRole:
         try:
             sm.check_transition(handoff.status, "cancelled")
         except sm.InvalidTransition as exc:
-            raise ProtocolError("invalid-transition", f"handoff {handoff.handoff_id}: {exc}") from None
+            raise ProtocolError("invalid-transition", f"handoff {handoff.handoff_id}: {exc}") from exc
         reason = envelope.get("reason")
         engine.record_status(handoff, "cancelled", source="master", fields={"reason": reason})
         if handoff.forwarded and handoff.endpoint:

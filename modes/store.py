@@ -205,7 +205,7 @@ class Store:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, isolation_level=None, timeout=30, check_same_thread=False)
         except (OSError, sqlite3.Error) as exc:
-            raise StoreError(f"cannot open the modes database {self.path}: {exc}") from None
+            raise StoreError(f"cannot open the modes database {self.path}: {exc}") from exc
         self._db.row_factory = sqlite3.Row
         self._lock = threading.RLock()
         self._depth = 0
@@ -220,7 +220,7 @@ class Store:
                 raise StoreError(f"{self.path} has schema {row['value']}, this mailtriage knows {SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:
             self._db.close()
-            raise StoreError(f"{self.path} is not a usable modes database: {exc}") from None
+            raise StoreError(f"{self.path} is not a usable modes database: {exc}") from exc
 
     def close(self) -> None:
         self._db.close()

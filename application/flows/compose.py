@@ -275,7 +275,7 @@ def read_attachments(paths, *, limit: int = MAX_ATTACHMENT_BYTES,
                 raise DraftAttachmentError(f"the attachments are over {total_limit} bytes together")
             data = path.read_bytes()
         except OSError as exc:
-            raise DraftAttachmentError(f"{path} cannot be read: {exc.strerror or exc}") from None
+            raise DraftAttachmentError(f"{path} cannot be read: {exc.strerror or exc}") from exc
         if len(data) > limit:  # it grew since it was measured
             raise DraftAttachmentError(f"{path} is over {limit} bytes")
         content_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"

@@ -143,8 +143,8 @@ def parse_cursor(text: str) -> datetime:
     """The cursor: an ISO 8601 instant (a date means its midnight UTC). Raises SourceError."""
     try:
         value = datetime.fromisoformat((text or "").strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise SourceError(f"--cursor {text!r} is not an ISO 8601 instant (e.g. 2026-11-01T00:00:00Z)") from None
+    except ValueError as exc:
+        raise SourceError(f"--cursor {text!r} is not an ISO 8601 instant (e.g. 2026-11-01T00:00:00Z)") from exc
     return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
 
 
