@@ -9,14 +9,15 @@ message's reply is sent after confirmation (``access = "send"``, through the sen
 with a copy in Sent), saved as a draft (``"draft"``) or blocked (``"read"``); ``C`` is for
 personal accounts only. The order is always: compose dialog → proposal dialog → write.
 
-A component the main screen holds (issue 36 §2: no longer a mixin), as the proposals are.
+A component the main screen holds (issue 36 §2), as the proposals are: a hidden widget that
+runs its workers on itself and takes their answers (``ComposeReady``, ``DraftBuiltAhead``).
 It owns what is composed: the reply built ahead for the message in the reading pane and its
 dialog mounted ahead, the empty dialog kept ready, the last composed mail (kept after a
-refusal, drafted again in clear). Its work runs as the screen's: preparing and proposing as
-the "reply" work (Esc cancels it, a later proposal supersedes it), the reply built ahead as
+refusal, drafted again in clear). Its work is in the screen's groups: preparing and proposing
+are "reply" work (Esc cancels it, a later proposal supersedes it), the reply built ahead is
 "reply-ahead". What it asks of the reading controller goes through :class:`ReadingView`;
-the screen routes r, A, F and C (``ReplyRequested``), ``ComposeReady`` and
-``DraftBuiltAhead`` here, and the proposals call :meth:`Compose.after_write`,
+the screen routes r, A, F and C (``ReplyRequested``) here and the proposals it builds
+(``ProposalReady``, ``ProposalFailed``) to the proposals, which call :meth:`Compose.after_write`,
 :meth:`Compose.compose_kept` and :meth:`Compose.compose_again_in_clear`.
 """
 
@@ -26,10 +27,11 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import TYPE_CHECKING, Callable, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from textual.worker import get_current_worker
 
+from mailtriage.tui.controllers.component import Component
 from mailtriage.tui.mailbox_rows import MailboxRow
 from mailtriage.tui.messages import ComposeReady, DraftBuiltAhead, ProposalFailed, ProposalReady
 from mailtriage.tui.sanitize import inert
@@ -122,13 +124,13 @@ class ReadingView(Protocol):
     kept_messages: dict[tuple[str, str], Thread]
 
 
-class Compose:
+class Compose(Component):
     """r, A, F and C: the compose dialog (also built and mounted ahead), its proposal, and what follows its write."""
 
     def __init__(self, screen: ControllerBase, reading: ReadingView) -> None:
-        #: The main screen: the service, its "reply" requests and workers (Esc cancels them,
-        #: a later proposal supersedes them), the reading pane's status, the accounts' folder.
-        self._screen = screen
+        #: The screen (``_screen``): the service, its "reply" requests (a later proposal
+        #: supersedes this one), the reading pane's status, the accounts' folder.
+        super().__init__(screen, id="compose")
         #: The reading controller: the personal message in the reader, the messages kept read.
         self._reading = reading
         #: The last composed reply, proposed again in clear when the user chooses that for
@@ -147,12 +149,6 @@ class Compose:
         #: A compose dialog mounted ahead, hidden and empty: the next one shown is this one,
         #: filled (issue 35: no ~25 widgets composed, mounted and styled between r and the draft).
         self._blank: ComposeDialog | None = None
-
-    def _run(self, work: Callable[..., None], *args, group: str = GROUP, **kwargs) -> None:
-        """``work(*args, **kwargs)`` as the screen's work of ``group`` (the newest one runs;
-        "reply": Esc cancels it), named as ``@work`` names a worker."""
-        self._screen.run_worker(partial(work, *args, **kwargs), name=work.__name__, group=group,
-                                exit_on_error=False, exclusive=True, thread=True)
 
     # -- what the compose answers ------------------------------------------------------
     def _compose_target(self, summary: ThreadSummary | None, what: str) -> ComposeTarget | str:
@@ -201,7 +197,7 @@ class Compose:
             return
         self._screen.reader.show_status("preparing the mail … (Esc cancels)")
         self._awaited = request
-        self._run(self._prepare_compose, request, target, ahead)
+        self._start(self._prepare_compose, request, target, ahead, group=GROUP)
 
     def drop_reply_on_its_way(self) -> None:
         """q / Esc in the reader (issue 35): the compose dialog being prepared opens nothing,
@@ -268,7 +264,7 @@ class Compose:
         if worker.is_cancelled or built is None:
             return
         if isinstance(built, Built):
-            self._screen.post_message(ComposeReady(request, built.target, built.forms, built.where, built.pending))
+            self.post_message(ComposeReady(request, built.target, built.forms, built.where, built.pending))
         else:
             self._screen.post_message(ProposalReady(request, built, "compose"))
 
@@ -278,7 +274,7 @@ class Compose:
         outgoing rule's route, the quoted draft, where it goes) now, on a worker. What is built
         belongs to the message as read: another message or a new read of it drops it."""
         self._draft_ahead = None
-        self._screen.workers.cancel_group(self._screen, "reply-ahead")  # the one before is for another message
+        self._screen.cancel_group("reply-ahead")  # the one before is for another message
         self._drop_dialog_ahead()
         if not self._screen.session.is_open:
             return
@@ -288,7 +284,7 @@ class Compose:
             return  # a project thread is read for the reply again (its drafts, its thread): not ahead
         ahead = DraftAhead(target.key, thread)
         self._draft_ahead = ahead
-        self._run(self._build_ahead, ahead, target, group="reply-ahead")
+        self._start(self._build_ahead, ahead, target, group="reply-ahead")
 
     def _build_ahead(self, ahead: DraftAhead, target: ComposeTarget) -> None:
         # One at a time: the next message read cancels the build of the one before (exclusive),
@@ -302,7 +298,12 @@ class Compose:
         finally:
             ahead.done.set()
         if ahead.built is not None and not worker.is_cancelled:
-            self._screen.post_message(DraftBuiltAhead(ahead))
+            self.post_message(DraftBuiltAhead(ahead))
+
+    def on_draft_built_ahead(self, message: DraftBuiltAhead) -> None:
+        message.stop()  # this widget's own answer: the screen does not see it
+        # its hidden dialog's fill and paint wait for a thread Enter is opening (issue 35)
+        self._screen.reading.after_open(partial(self.built_ahead, message))
 
     def built_ahead(self, message: DraftBuiltAhead) -> None:
         """The reply built ahead is ready: its compose dialog is composed and mounted now,
@@ -317,7 +318,7 @@ class Compose:
             return  # (mounted, laid out and rendered hidden as well, it only took the UI thread from that one)
         if not dialogs.dialog_css_loaded(self._screen.app):  # Enter typed before the dialogs were ready
             dialogs.load_dialog_css(self._screen.app)  # what the push would do; the dialog in the next turn
-            self._screen.call_after_refresh(self._screen.post_message, message)
+            self.call_after_refresh(self.post_message, message)
             return
         from mailtriage.tui.dialogs.compose import ComposeDialog  # lazy, as in _open_compose
 
@@ -376,6 +377,10 @@ class Compose:
             return None
         return ahead
 
+    def on_compose_ready(self, message: ComposeReady) -> None:
+        message.stop()  # this widget's own answer: the screen does not see it
+        self.ready(message)
+
     def ready(self, message: ComposeReady) -> None:
         # Start-up: the dialog and the compose workflows (mime, the mailbox contract) load on
         # first use; imported with the app they were ~1 s of 6 (python -X importtime, loaded machine).
@@ -397,7 +402,7 @@ class Compose:
                 self._screen.notify("Cancelled: nothing was written.", markup=False)
                 return
             self._screen.reader.show_status("preparing the proposal … (Esc cancels)")
-            self._run(self._propose_compose, self._screen.new_request(GROUP), target, form)
+            self._start(self._propose_compose, self._screen.new_request(GROUP), target, form, group=GROUP)
 
         if dialog is None:
             dialog = self._take_blank(forms, where, note)
@@ -427,7 +432,8 @@ class Compose:
             return
         target, form = self._last_composed
         self._screen.reader.show_status("preparing the proposal (in clear) … (Esc cancels)")
-        self._run(self._propose_compose, self._screen.new_request(GROUP), target, form, allow_clear=True)
+        self._start(self._propose_compose, self._screen.new_request(GROUP), target, form, group=GROUP,
+                    allow_clear=True)
 
     def _propose_compose(self, request: int, target: ComposeTarget, form: ComposeForm, *,
                          allow_clear: bool = False) -> None:

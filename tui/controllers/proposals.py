@@ -4,11 +4,13 @@ Each flow is an entry of :data:`FLOWS`: how its proposal is built from the sessi
 the reading pane says meanwhile and what a failure is titled. Nothing is written before
 the user confirms the proposal dialog.
 
-A component the main screen holds (issue 36 §2: no longer a mixin). The proposal dialog is
-shown for every proposal, whoever built it (a flow here, compose, the accounts' flag and
-move, a batch); the screen routes their ``ProposalReady`` and the writes' answers here. The
-work runs as the screen's: building as its "reply" work (Esc cancels it, a later proposal
-or compose supersedes it), the write as its "apply" work (a quit while it runs asks first).
+A component the main screen holds (issue 36 §2): a hidden widget that runs its workers on
+itself. The proposal dialog is shown for every proposal, whoever built it (a flow here,
+compose, the accounts' flag and move, a batch); the screen routes their ``ProposalReady`` and
+``ProposalFailed`` here, and the writes' answers (``ProposalApplied``, ``ApplyFailed``) come to
+this widget, which takes them. Its work is in the screen's groups: building is "reply" work
+(Esc cancels it, a later proposal or compose supersedes it), the write "apply" work (a quit
+while it runs asks first).
 What follows a write is by flow (:data:`AFTER_APPLY`); what it asks of compose (a refused
 reply kept, a reply drafted in clear) goes through :class:`ComposeView`.
 """
@@ -19,11 +21,11 @@ import sys
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import partial
 from typing import TYPE_CHECKING, Callable, Iterator, Protocol
 
 from textual.worker import get_current_worker
 
+from mailtriage.tui.controllers.component import Component
 from mailtriage.tui.mailbox_rows import MailboxRow
 from mailtriage.tui.messages import ApplyFailed, ProposalApplied, ProposalFailed, ProposalReady
 from mailtriage.tui.quick_flags import skips_confirmation
@@ -121,23 +123,19 @@ class ComposeView(Protocol):
         """The compose dialog again with what the user wrote, after a refusal."""
 
 
-class Proposals:
+class Proposals(Component):
     """The proposal flows: their proposals built, confirmed and written, and what follows a write."""
 
     def __init__(self, screen: ControllerBase, compose: ComposeView,
                  after_compose: Callable[[ApplyReport], None]) -> None:
-        #: The main screen: the service, its "reply" requests and workers (Esc cancels them),
-        #: the reading pane's status, the failures' report, the components told after a write.
-        self._screen = screen
+        #: The screen (``_screen``): the service, its "reply" requests, the reading pane's
+        #: status, the failures' report, the components told after a write.
+        super().__init__(screen, id="proposals")
         #: The Compose component (a composed reply refused or drafted in clear) and what
-        #: follows its write (the draft's status, a personal folder listed again).
-        self.compose = compose
+        #: follows its write (the draft's status, a personal folder listed again). Not
+        #: ``compose``: a widget's ``compose`` yields its children.
+        self.composer = compose
         self.after_compose = after_compose
-
-    def _run(self, work: Callable[..., None], *args, group: str = "reply", exclusive: bool = True) -> None:
-        """``work(*args)`` as the screen's work of ``group`` ("reply": Esc cancels it, the newest runs)."""
-        self._screen.run_worker(partial(work, *args), name=work.__name__, group=group, exit_on_error=False,
-                                exclusive=exclusive, thread=True)
 
     # -- intents from the panes (r, A, F, C: the Compose component), routed by the screen ---
     def key_import_requested(self) -> None:
@@ -178,7 +176,7 @@ class Proposals:
             return
         flow = FLOWS[name]
         screen.reader.show_status(f"{flow.status} (Esc cancels)")
-        self._run(self._build_proposal, screen.new_request("reply"), flow, target or FlowTarget())
+        self._start(self._build_proposal, screen.new_request("reply"), flow, target or FlowTarget(), group="reply")
 
     def _build_proposal(self, request: int, flow: Flow, target: FlowTarget) -> None:
         worker = get_current_worker()
@@ -267,7 +265,7 @@ class Proposals:
 
     def _write(self, proposal: Proposal, flow: str = "reply") -> None:
         """The confirmed write, as the screen's "apply" work (a quit while it runs asks first)."""
-        self._run(self._apply, proposal, flow, group="apply", exclusive=False)
+        self._start(self._apply, proposal, flow, group="apply", exclusive=False)
 
     def _apply(self, proposal: Proposal, flow: str = "reply") -> None:
         screen = self._screen
@@ -275,9 +273,17 @@ class Proposals:
             with write_first():
                 report = screen.session.apply(proposal)
         except Exception as exc:
-            screen.post_message(ApplyFailed(0, "Writing failed", exc))
+            self.post_message(ApplyFailed(0, "Writing failed", exc))
             return
-        screen.post_message(ProposalApplied(proposal, report, flow))
+        self.post_message(ProposalApplied(proposal, report, flow))
+
+    def on_apply_failed(self, message: ApplyFailed) -> None:
+        message.stop()  # this widget's own answer: the screen does not see it
+        self.apply_failed(message)
+
+    def on_proposal_applied(self, message: ProposalApplied) -> None:
+        message.stop()
+        self.applied(message)
 
     def apply_failed(self, message: ApplyFailed) -> None:
         if self._screen.accept_failure(self.apply_failed, message):
@@ -323,7 +329,7 @@ class Proposals:
         self.offer_publish()
 
     def offer_publish(self) -> None:
-        self._run(self._offer_publish, self._screen.new_request("reply"))
+        self._start(self._offer_publish, self._screen.new_request("reply"), group="reply")
 
     def _offer_publish(self, request: int) -> None:
         session = self._screen.session
@@ -393,13 +399,13 @@ def _after_batch(proposals: Proposals, report: ApplyReport) -> None:
 #: chose that: the receipt flow starts over; a composed reply keeps what was composed.
 IN_CLEAR: dict[str, Callable[[Proposals, FlowTarget], None]] = {
     "reply": lambda proposals, target: proposals.start_flow("reply-clear", target) if target.thread_id else None,
-    "compose": lambda proposals, target: proposals.compose.compose_again_in_clear(),
+    "compose": lambda proposals, target: proposals.composer.compose_again_in_clear(),
 }
 
 #: The flows whose text the user wrote comes back after a refusal (blocked, or refused at
 #: confirm): the compose dialog opens again with it. Returns whether it did.
 KEEPS_TEXT: dict[str, Callable[[Proposals, str, str | None], bool]] = {
-    "compose": lambda proposals, why, body: proposals.compose.compose_kept(why, body),
+    "compose": lambda proposals, why, body: proposals.composer.compose_kept(why, body),
 }
 
 

@@ -231,7 +231,7 @@ class Reading:
         screen.frame_at_idle()  # the body's frame as soon as it is ready, not at the next 60 Hz tick
         # The workers start once the body is on the terminal: started before the frame, they took
         # the UI thread's turns (the GIL) while it was painted and written (issue 35). The hidden
-        # dialog of the reply built ahead waits for it too (the screen holds DraftBuiltAhead).
+        # dialog of the reply built ahead waits for it too (compose holds DraftBuiltAhead: after_open).
         screen.reader.when_painted(partial(self._after_shown, message.request, message.thread))
         self._offer_unlock(message.thread)
 

@@ -4,14 +4,15 @@ Some panes are areas that own their state and work (tui/panes/area.py: tracker, 
 thread panes); the screen only routes what crosses areas and reports the failures they let
 bubble. Alerts, banner, unpublished-changes mark, batch, the reader's h and |, proposals,
 personal accounts, compose, the listing (start-up's first one too) and reading are components
-the screen holds (tui/controllers/), to which it routes their messages: no mixin is left.
+the screen holds (tui/controllers/): no mixin is left. The hidden-widget ones (alerts, the
+mark, compose, proposals: tui/controllers/component.py) run their workers on themselves and
+take their own answers; the screen routes the panes' requests to them and what crosses them.
 Below 100 columns the sidebar folds away and unfolds while it has the focus (1, 2);
 the zoom key (Ctrl+w) gives the focused pane the whole screen (issue 35): tui/layout.py.
 """
 
 from __future__ import annotations
 
-from functools import partial
 from typing import TYPE_CHECKING
 
 from textual import events, on
@@ -36,9 +37,8 @@ from mailtriage.tui.controllers.reading import Reading
 from mailtriage.tui.controllers.thread_ahead import ThreadAhead
 from mailtriage.tui.footer import KeyFooter
 from mailtriage.tui.mailbox_rows import MailboxRow
-from mailtriage.tui.messages import (ApplyFailed, AreaFailed, BatchFoldersReady, BatchReady, CaseLoaded,
-                                     ComposeReady, DraftBuiltAhead, FolderListed, IssueOfThreadFound,
-                                     MessageReadAhead, ProposalApplied, ProposalFailed, ProposalReady, ReaderFailed,
+from mailtriage.tui.messages import (AreaFailed, BatchFoldersReady, BatchReady, CaseLoaded, FolderListed,
+                                     IssueOfThreadFound, MessageReadAhead, ProposalFailed, ProposalReady, ReaderFailed,
                                      SessionOpened, SourcesChecked, ThreadLoaded, ThreadOfIssueFound, ThreadsFailed,
                                      ThreadsLoaded, ThreadUrlReady, TrackerLoaded, UrlFailed)
 from mailtriage.tui.panes.folders import FolderList, FoldersPane
@@ -96,6 +96,8 @@ class MainScreen(ControllerBase, PendingWork, bindings.KeyContext, inherit_bindi
         yield KeyFooter()
         yield self.alerts
         yield self.publish_mark
+        yield self.composing
+        yield self.proposals
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -115,9 +117,9 @@ class MainScreen(ControllerBase, PendingWork, bindings.KeyContext, inherit_bindi
         #: Enter on a row, the reader's q, Space, a and u, the read ahead, the thread URL and case
         #: (its reads are the screen's "reader" work: Esc cancels them).
         self.reading = Reading(self, thread_ahead=ThreadAhead(self, lambda: self.session))
-        #: r, A, F and C: the compose dialog, built ahead, and its proposal (the screen's "reply" work).
+        #: r, A, F and C: the compose dialog, built ahead, and its proposal (hidden; "reply" work).
         self.composing = Compose(self, reading=self.reading)
-        #: The proposal flows, the proposal dialog of every proposal and the writes.
+        #: The proposal flows, the proposal dialog of every proposal and the writes (hidden).
         self.proposals = Proposals(self, compose=self.composing, after_compose=self.composing.after_write)
 
     def on_mount(self) -> None:
@@ -343,13 +345,6 @@ class MainScreen(ControllerBase, PendingWork, bindings.KeyContext, inherit_bindi
     def on_thread_view_reply_requested(self, message: ThreadView.ReplyRequested) -> None:
         self.composing.compose_on(None, message.kind)
 
-    def on_compose_ready(self, message: ComposeReady) -> None:
-        self.composing.ready(message)
-
-    def on_draft_built_ahead(self, message: DraftBuiltAhead) -> None:
-        # its hidden dialog's fill and paint wait for a thread Enter is opening (issue 35)
-        self.reading.after_open(partial(self.composing.built_ahead, message))
-
     def on_thread_list_import_requested(self, message: ThreadList.ImportRequested) -> None:
         self.proposals.import_thread(message.summary)
 
@@ -364,12 +359,6 @@ class MainScreen(ControllerBase, PendingWork, bindings.KeyContext, inherit_bindi
 
     def on_proposal_failed(self, message: ProposalFailed) -> None:
         self.proposals.failed(message)
-
-    def on_apply_failed(self, message: ApplyFailed) -> None:
-        self.proposals.apply_failed(message)
-
-    def on_proposal_applied(self, message: ProposalApplied) -> None:
-        self.proposals.applied(message)
 
     def start_flow(self, name: str) -> None:
         """P, S (the app's keys): the publish review, the sync."""
