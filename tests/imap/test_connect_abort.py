@@ -1,0 +1,147 @@
+"""``ImapConnection.abort()`` ends a connection still being opened: its TCP connect, TLS
+handshake, greeting or STARTTLS handshake (a quit while the server is slow or silent waited
+for the account's timeout, as the socket was out of reach inside imapclient's constructor).
+
+The servers are real sockets on loopback that stop answering at one step; an event (or the
+kernel's socket table) says when the client is at that step, and the account's timeout
+(60 s) is far beyond the join's bound, so a join that returns means the abort ended it.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+
+from mailtriage.backends.errors import Unavailable
+from mailtriage.backends.imap.account import ImapAccount, password_key
+from mailtriage.backends.imap.connection import ImapConnection
+from mailtriage.core.secrets import set_secret
+
+ENDED = "was ended (the app quits)"
+
+
+class SilentServer:
+    """Accepts connections on loopback and answers only what ``script`` says (lines to send
+    after each line read), then nothing. ``reached`` is set when the script has run out."""
+
+    def __init__(self, greeting: bytes | None = None, script: tuple[tuple[bytes, bytes], ...] = ()) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.greeting, self.script = greeting, script
+        self.reached = threading.Event()
+        self.conns: list[socket.socket] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        try:
+            conn, _addr = self.listener.accept()
+        except OSError:
+            return
+        self.conns.append(conn)
+        if self.greeting is not None:
+            conn.sendall(self.greeting)
+        reader = conn.makefile("rb")
+        for expected, answer in self.script:  # expected: the command after the tag
+            line = reader.readline()
+            tag, _, command = line.partition(b" ")
+            assert command.strip().upper() == expected, line
+            conn.sendall(answer.replace(b"TAG", tag))
+        self.reached.set()
+
+    def close(self) -> None:
+        self.listener.close()
+        for conn in self.conns:
+            conn.close()
+
+
+def _opening(conn: ImapConnection) -> tuple[threading.Thread, list]:
+    """Open ``conn`` on a thread (as a worker's first call does); its outcome lands in the list."""
+    outcome: list = []
+
+    def run() -> None:
+        try:
+            outcome.append(conn.capabilities)
+        except Exception as exc:  # noqa: BLE001 - the test reads it
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, outcome
+
+
+def _account(port: int, security: str) -> ImapAccount:
+    acct = ImapAccount(id="slow", host="127.0.0.1", port=port, security=security, username="sam",
+                       timeout=60.0)
+    set_secret(password_key(acct.id), "pw")
+    return acct
+
+
+def _aborted_in_time(conn: ImapConnection, thread: threading.Thread, outcome: list) -> None:
+    conn.abort()
+    thread.join(10)  # the account waits 60 s: only the abort ends it within this
+    assert not thread.is_alive(), "abort() did not reach the connection being opened"
+    [error] = outcome
+    assert isinstance(error, Unavailable) and ENDED in str(error), error
+
+
+@pytest.mark.parametrize("security, greeting", [
+    ("plain", None),  # accepts, never greets
+    ("plain", b"* OK slow\r\n"),  # greets, never answers imaplib's CAPABILITY
+    ("tls", None),  # never answers the TLS ClientHello
+])
+def test_abort_ends_a_connection_waiting_for_the_server(memory_keyring, security, greeting):
+    server = SilentServer(greeting, ())
+    conn = ImapConnection(_account(server.port, security))
+    try:
+        thread, outcome = _opening(conn)
+        assert server.reached.wait(10)  # connected: the client now waits on the server
+        _aborted_in_time(conn, thread, outcome)
+    finally:
+        server.close()
+
+
+def test_abort_ends_a_starttls_handshake(memory_keyring):
+    server = SilentServer(b"* OK [CAPABILITY IMAP4rev1 STARTTLS] slow\r\n", (
+        (b"CAPABILITY", b"* CAPABILITY IMAP4rev1 STARTTLS\r\nTAG OK done\r\n"),
+        (b"STARTTLS", b"TAG OK begin TLS\r\n"),  # then silence: the handshake waits
+    ))
+    conn = ImapConnection(_account(server.port, "starttls"))
+    try:
+        thread, outcome = _opening(conn)
+        assert server.reached.wait(10)
+        _aborted_in_time(conn, thread, outcome)
+    finally:
+        server.close()
+
+
+def _syn_sent_to(port: int) -> bool:
+    """A socket of this host in SYN_SENT towards ``port`` on loopback (/proc/net/tcp)."""
+    rows = Path("/proc/net/tcp").read_text().splitlines()[1:]
+    return any(row.split()[2] == f"0100007F:{port:04X}" and row.split()[3] == "02" for row in rows)
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads Linux's socket table")
+def test_abort_ends_a_tcp_connect_the_server_does_not_answer(memory_keyring):
+    """A listener whose queue is full drops the SYN (Linux), as an unreachable host does."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    filler = socket.create_connection(("127.0.0.1", port))  # fills the queue: never accepted
+    conn = ImapConnection(_account(port, "plain"))
+    try:
+        thread, outcome = _opening(conn)
+        done = threading.Event()
+        for _ in range(2000):  # the kernel's table, not the clock, says the connect is under way
+            if _syn_sent_to(port):
+                break
+            done.wait(0.005)
+        assert _syn_sent_to(port), "the connect never reached SYN_SENT"
+        _aborted_in_time(conn, thread, outcome)
+    finally:
+        filler.close()
+        listener.close()
+
