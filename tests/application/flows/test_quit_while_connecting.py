@@ -1,0 +1,54 @@
+"""Quitting (``Service.close``) while the project's IMAP source is still connecting to a
+server that never greets: the quit ends that connection and is done after ``CLOSE_WAIT``,
+not after ``CLOSE_WAIT + ABORT_WAIT`` (4 s) with the connect still hanging."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+from mailtriage.application.service import Service
+from mailtriage.application.service_lock import ABORT_WAIT, CLOSE_WAIT
+from mailtriage.backends.imap.account import password_key
+from mailtriage.core.secrets import set_secret
+from mailtriage.core.settings import load_settings
+from tests.servers.silent_imap import SilentServer
+
+
+def test_a_quit_while_the_source_connects_ends_the_connect(env, memory_keyring):
+    server = SilentServer()  # accepts, never greets
+    config_dir = Path(os.environ["MAILTRIAGE_CONFIG_DIR"])
+    config_dir.mkdir(exist_ok=True)
+    (config_dir / "config.toml").write_text(f"""
+[accounts.work]
+kind = "imap"
+host = "127.0.0.1"
+port = {server.port}
+security = "plain"
+username = "sam"
+timeout = 60
+""", encoding="utf-8")
+    set_secret(password_key("work"), "pw")
+    env.write_project([("imap", "primary", "yes")],
+                      extra={"mail_sources.imap": {"account": "work", "list": "security@frobnicator.example.org"}})
+    session = Service(env.project, demo=False, settings=load_settings())
+    session.open()
+    outcome: list = []
+    checking = threading.Thread(target=lambda: outcome.append(session.check_sources()), daemon=True)
+    try:
+        checking.start()  # start-up's first call: it holds the backend lock while it connects
+        assert server.reached.wait(10)  # connected; the greeting never comes (the account waits 60 s)
+        started = time.monotonic()
+        session.close()
+        took = time.monotonic() - started
+        # The checking call let go of the lock because its connect was ended, not the quit's
+        # waits running out: it is over by now (else it waits for the 60-s timeout).
+        checking.join(5)
+        assert not checking.is_alive(), "the quit left the connect waiting on the server"
+        assert took < CLOSE_WAIT + ABORT_WAIT / 2, f"the quit took {took:.1f} s"
+        [error] = outcome
+        assert error is not None and "the app quits" in str(error), error
+    finally:
+        server.close()
