@@ -106,7 +106,12 @@ ABORT_WAIT = 3.0
 def take_or_abort(lock, connections) -> bool:
     """Take ``lock`` for closing; when a call still holds it after CLOSE_WAIT (it waits on a
     server), end ``connections`` under it (``abort()``) so it fails and lets go. False when it
-    still holds the lock after ABORT_WAIT (a backend with nothing to end)."""
+    still holds the lock after ABORT_WAIT (a backend with nothing to end). A connection being
+    opened is ended at once: a connect has nothing to finish."""
+    if lock.acquire(blocking=False):
+        return True
+    if connections is not None:
+        connections.abort(opening_only=True)
     if lock.acquire(timeout=CLOSE_WAIT):
         return True
     if connections is not None:

@@ -319,5 +319,5 @@ class ImapMailbox(MailboxAdapter):
     def close(self) -> None:
         self.conn.close()
 
-    def abort(self) -> None:
-        self.conn.abort()
+    def abort(self, opening_only: bool = False) -> None:
+        self.conn.abort(opening_only)

@@ -311,16 +311,18 @@ class ImapConnection:
             TRACE.log(self.channel, "!", "connection dropped")
             _shutdown(client)
 
-    def abort(self) -> None:
+    def abort(self, opening_only: bool = False) -> None:
         """From another thread: shut the socket down under a call waiting on the server, which
         then fails at once as a lost connection (and drops the client itself). Only the
-        socket: closing the client's buffered file here would wait for that call's read."""
+        socket: closing the client's buffered file here would wait for that call's read.
+        ``opening_only``: only a socket being opened (its connect, TLS handshake, greeting or
+        login); an open connection's call goes on. Either way nothing connects after."""
         with self._opening_lock:  # one being opened: its connect, TLS handshake or greeting fails now
             self._aborted = True
             opening = self._opening
             if opening is not None:
                 _end(opening)
-        client = self._client
+        client = None if opening_only else self._client
         if client is not None:
             # The plain socket's shutdown, also for TLS: SSLSocket.shutdown would drop its TLS
             # state under the reading thread.

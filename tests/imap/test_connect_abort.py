@@ -112,3 +112,34 @@ def test_abort_ends_a_tcp_connect_the_server_does_not_answer(memory_keyring):
         filler.close()
         listener.close()
 
+
+
+def test_abort_of_the_openings_only_leaves_an_open_connections_call_to_finish(memory_keyring):
+    """What a quit does first (application/service_lock.take_or_abort): a call on an open
+    connection is left its chance to finish (a write the server is completing)."""
+    server = SilentServer(b"* OK [CAPABILITY IMAP4rev1] hi\r\n", (
+        (b"CAPABILITY", b"* CAPABILITY IMAP4rev1\r\nTAG OK done\r\n"),
+        (b"LOGIN", b"TAG OK [CAPABILITY IMAP4rev1] logged in\r\n"),
+        (b"NOOP", b""),  # the answer comes when the test sends it
+    ))
+    conn = ImapConnection(_account(server.port, "plain"))
+    outcome: list = []
+
+    def noop() -> None:
+        try:
+            outcome.append(conn.call("NOOP", lambda c: c.noop()))
+        except Exception as exc:  # noqa: BLE001 - the test reads it
+            outcome.append(exc)
+
+    thread = threading.Thread(target=noop, daemon=True)
+    try:
+        thread.start()
+        assert server.reached.wait(10)  # the NOOP waits on the server
+        conn.abort(opening_only=True)
+        server.conns[0].sendall(server.tag + b" OK NOOP done\r\n")
+        thread.join(10)
+        assert not thread.is_alive()
+        [(text, _untagged)] = outcome
+        assert text == b"NOOP done"
+    finally:
+        server.close()

@@ -8,8 +8,9 @@ import threading
 
 
 class SilentServer:
-    """Accepts connections on loopback and answers only what ``script`` says (lines to send
-    after each line read), then nothing. ``reached`` is set when the script has run out."""
+    """Accepts connections on loopback and answers only what ``script`` says (for each command
+    read, its name and the lines to send back, TAG standing for its tag), then nothing.
+    ``reached`` is set when the script has run out; ``tag`` is the last command's tag."""
 
     def __init__(self, greeting: bytes | None = None, script: tuple[tuple[bytes, bytes], ...] = ()) -> None:
         self.listener = socket.create_server(("127.0.0.1", 0))
@@ -17,6 +18,7 @@ class SilentServer:
         self.greeting, self.script = greeting, script
         self.reached = threading.Event()
         self.conns: list[socket.socket] = []
+        self.tag = b""
         threading.Thread(target=self._serve, daemon=True).start()
 
     def _serve(self) -> None:
@@ -28,11 +30,11 @@ class SilentServer:
         if self.greeting is not None:
             conn.sendall(self.greeting)
         reader = conn.makefile("rb")
-        for expected, answer in self.script:  # expected: the command after the tag
+        for expected, answer in self.script:
             line = reader.readline()
-            tag, _, command = line.partition(b" ")
-            assert command.strip().upper() == expected, line
-            conn.sendall(answer.replace(b"TAG", tag))
+            self.tag, _, command = line.partition(b" ")
+            assert command.split()[0].upper() == expected, line
+            conn.sendall(answer.replace(b"TAG", self.tag))
         self.reached.set()
 
     def close(self) -> None:
