@@ -1,6 +1,7 @@
 """``ImapConnection.abort()`` ends a connection still being opened: its TCP connect, TLS
 handshake, greeting or STARTTLS handshake (a quit while the server is slow or silent waited
-for the account's timeout, as the socket was out of reach inside imapclient's constructor).
+for the account's timeout, as the socket was out of reach inside imapclient's constructor);
+``ImapMailbox.abort()`` also ends an SMTP send whose text has not gone out.
 
 The servers are real sockets on loopback that stop answering at one step; an event (or the
 kernel's socket table) says when the client is at that step, and the account's timeout
@@ -11,13 +12,17 @@ from __future__ import annotations
 
 import socket
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from mailtriage.backends.errors import Unavailable
-from mailtriage.backends.imap.account import ImapAccount, password_key
+from mailtriage.backends.imap.account import ImapAccount, SmtpSettings, password_key, smtp_password_key
+from mailtriage.backends.imap.adapter import ImapMailbox
 from mailtriage.backends.imap.connection import ImapConnection
+from mailtriage.backends.mailbox_contract import Compose
+from mailtriage.backends.send_ledger import SendLedger
 from mailtriage.core.secrets import set_secret
 from tests.servers.silent_imap import SilentServer
 
@@ -143,3 +148,36 @@ def test_abort_of_the_openings_only_leaves_an_open_connections_call_to_finish(me
         assert text == b"NOOP done"
     finally:
         server.close()
+
+
+@pytest.mark.parametrize("opening_only", [True, False])
+def test_abort_ends_an_smtp_send_before_its_text(memory_keyring, tmp_path, opening_only):
+    """A send waiting on an SMTP server that never greets: nothing of the mail went out, so
+    the quit ends it (either stage), and the send ledger counts nothing."""
+    silent = SilentServer()  # accepts, never says 220
+    account = replace(_account(1, "plain"), access="send", address="sam@example.org",
+                      smtp=SmtpSettings("127.0.0.1", silent.port, "plain", "sam"))
+    set_secret(smtp_password_key(account.id), "smtp-pw")
+    mailbox = ImapMailbox(account)
+    ledger = SendLedger(tmp_path / "ledger.json")
+    outcome: list = []
+
+    def send() -> None:
+        try:
+            outcome.append(mailbox.send(Compose("new", to=("rita@example.org",), subject="s", body="b\n"),
+                                        confirmed=True, ledger=ledger))
+        except Exception as exc:  # noqa: BLE001 - the test reads it
+            outcome.append(exc)
+
+    thread = threading.Thread(target=send, daemon=True)
+    try:
+        thread.start()
+        assert silent.reached.wait(10)  # connected; the greeting never comes (the account waits 60 s)
+        mailbox.abort(opening_only)
+        thread.join(10)
+        assert not thread.is_alive(), "abort() did not reach the SMTP send"
+        [error] = outcome
+        assert isinstance(error, Unavailable) and "the app quits" in str(error), error
+        assert ledger.count(account.id) == 0
+    finally:
+        silent.close()
