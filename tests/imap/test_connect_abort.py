@@ -181,3 +181,66 @@ def test_abort_ends_an_smtp_send_before_its_text(memory_keyring, tmp_path, openi
         assert ledger.count(account.id) == 0
     finally:
         silent.close()
+
+
+class HeldSmtp:
+    """An SMTP server on loopback that takes a mail's text and holds its answer to it until
+    ``release``: the send waits with its text gone out."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.text_in, self.release = threading.Event(), threading.Event()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        conn, _addr = self.listener.accept()
+        with conn, conn.makefile("rb") as reader:
+            conn.sendall(b"220 held ESMTP\r\n")
+            for line in iter(reader.readline, b""):
+                verb = line.split()[0].upper() if line.strip() else b""
+                if verb == b"EHLO":
+                    conn.sendall(b"250-held\r\n250 AUTH PLAIN\r\n")
+                elif verb == b"AUTH":
+                    conn.sendall(b"235 ok\r\n")
+                elif verb == b"DATA":
+                    conn.sendall(b"354 go ahead\r\n")
+                    while reader.readline() not in (b".\r\n", b""):
+                        pass
+                    self.text_in.set()
+                    self.release.wait(30)
+                    conn.sendall(b"250 queued\r\n")
+                elif verb == b"QUIT":
+                    conn.sendall(b"221 bye\r\n")
+                    return
+                else:
+                    conn.sendall(b"250 ok\r\n")
+
+
+def test_abort_leaves_an_smtp_send_whose_text_went_out_to_finish(memory_keyring, tmp_path):
+    """Cut after its text, a send might have been delivered without our knowing: the quit lets it end."""
+    server = HeldSmtp()
+    account = replace(_account(1, "plain"), access="send", address="sam@example.org",
+                      smtp=SmtpSettings("127.0.0.1", server.port, "plain", "sam"))
+    set_secret(smtp_password_key(account.id), "smtp-pw")
+    mailbox = ImapMailbox(account)
+    ledger = SendLedger(tmp_path / "ledger.json")
+    outcome: list = []
+
+    def send() -> None:
+        try:
+            outcome.append(mailbox.send(Compose("new", to=("rita@example.org",), subject="s", body="b\n"),
+                                        confirmed=True, ledger=ledger))
+        except Exception as exc:  # noqa: BLE001 - the test reads it
+            outcome.append(exc)
+
+    thread = threading.Thread(target=send, daemon=True)
+    thread.start()
+    assert server.text_in.wait(10)
+    mailbox.abort()  # its ending is queued on the send's loop before the server's answer comes
+    server.release.set()
+    thread.join(10)
+    [result] = outcome
+    # Sent; the copy to Sent then finds the IMAP side ended, and says so of a mail that left.
+    assert "the mail was sent, but" in str(result), result
+    assert ledger.count(account.id) == 1
