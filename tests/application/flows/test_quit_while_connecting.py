@@ -5,35 +5,19 @@ connect still hanging, as it did when abort() could not reach a socket being ope
 
 from __future__ import annotations
 
-import os
 import threading
 import time
-from pathlib import Path
 
 from mailtriage.application.service import Service
 from mailtriage.application.service_lock import CLOSE_WAIT
-from mailtriage.backends.imap.account import password_key
-from mailtriage.core.secrets import set_secret
 from mailtriage.core.settings import load_settings
+from tests.application.flows.conftest import imap_primary
 from tests.servers.silent_imap import SilentServer
 
 
 def test_a_quit_while_the_source_connects_ends_the_connect(env, memory_keyring):
     server = SilentServer()  # accepts, never greets
-    config_dir = Path(os.environ["MAILTRIAGE_CONFIG_DIR"])
-    config_dir.mkdir(exist_ok=True)
-    (config_dir / "config.toml").write_text(f"""
-[accounts.work]
-kind = "imap"
-host = "127.0.0.1"
-port = {server.port}
-security = "plain"
-username = "sam"
-timeout = 60
-""", encoding="utf-8")
-    set_secret(password_key("work"), "pw")
-    env.write_project([("imap", "primary", "yes")],
-                      extra={"mail_sources.imap": {"account": "work", "list": "security@frobnicator.example.org"}})
+    imap_primary(env, server.port, "sam", "pw", "timeout = 60")
     session = Service(env.project, demo=False, settings=load_settings())
     session.open()
     outcome: list = []
