@@ -60,11 +60,11 @@ class Mailboxes:
         """One message, read without marking it seen."""
         return self.get(account_id).get(message_id)
 
-    def abort(self) -> None:
+    def abort(self, opening_only: bool = False) -> None:
         """From another thread: end the open mailboxes' connections at once (the front end
         quits while a call waits on a server; see ``MailboxAdapter.abort``)."""
         for box in list(self._boxes.values()):
-            box.abort()
+            box.abort(opening_only)
 
     def close(self) -> None:
         boxes, self._boxes = self._boxes, {}

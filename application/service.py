@@ -253,7 +253,7 @@ class Service:
     def apply(self, proposal):
         # A proposal may write through the project's sources, the tracker (a ticket, a
         # comment) or an account's mailbox (flag, move): all three locks, always in this order.
-        with self._lock, self._tracker_lock, self._mailbox_lock:
+        with self._lock.writing(), self._lock, self._tracker_lock, self._mailbox_lock:
             return proposal.apply(confirmed=True)
 
     def run_op(self, op: Op, backend: str | None, args: dict[str, Any]):
@@ -529,7 +529,7 @@ class Service:
         self._lock.open_gate()  # never opened (the app ended first): nothing waits for it
         # A call waiting on a server (a slow or silent one) does not hold the quit back until
         # its timeout: its connections are ended under it, so it fails and lets go.
-        if take_or_abort(self._lock.lock, self.sources):
+        if take_or_abort(self._lock.lock, self.sources, finish=self._lock.writes > 0):
             try:
                 if self.sources is not None:
                     self.sources.close()
@@ -669,7 +669,7 @@ class Service:
             return search_mailbox(self._mailboxes.get(account_id), request)
 
     def close_mailboxes(self) -> None:
-        if not take_or_abort(self._mailbox_lock, self._opened_mailboxes):  # as close() does
+        if not take_or_abort(self._mailbox_lock, self._opened_mailboxes, finish=self._lock.writes > 0):  # as close()
             return
         try:
             if self._opened_mailboxes is not None:

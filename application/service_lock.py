@@ -3,7 +3,9 @@ and how closing takes it from a call that waits on a server."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from typing import Iterator
 
 
 class ServiceLock:
@@ -26,6 +28,8 @@ class ServiceLock:
         self._urgent = 0  # urgent calls waiting for the lock
         self._behind = 0  # other calls waiting for an urgent one to go first
         self._held = _Depth()  # this thread's depth of acquire() calls
+        self._writes = 0  # confirmed writes applying or waiting to (Service.apply): a quit lets them finish
+        self._counting = threading.Lock()
 
     def close_until_opened(self) -> None:
         self._opened.clear()
@@ -71,6 +75,21 @@ class ServiceLock:
         self._held.depth -= 1
         self.lock.release()
 
+    @property
+    def writes(self) -> int:
+        return self._writes
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        """``with lock.writing():`` around a confirmed write (counted for :func:`take_or_abort`)."""
+        with self._counting:
+            self._writes += 1
+        try:
+            yield
+        finally:
+            with self._counting:
+                self._writes -= 1
+
     def urgently(self) -> "_Urgent":
         """``with lock.urgently():`` takes the lock as an urgent call."""
         return _Urgent(self)
@@ -97,18 +116,25 @@ class _Urgent:
         self._lock.release()
 
 
-#: How long quitting waits for a backend call in progress before it ends its connections,
+#: How long quitting waits for a confirmed write in progress before it ends its connections,
 #: and then for the call to let go (seconds).
 CLOSE_WAIT = 1.0
 ABORT_WAIT = 3.0
 
 
-def take_or_abort(lock, connections) -> bool:
-    """Take ``lock`` for closing; when a call still holds it after CLOSE_WAIT (it waits on a
-    server), end ``connections`` under it (``abort()``) so it fails and lets go. False when it
-    still holds the lock after ABORT_WAIT (a backend with nothing to end)."""
-    if lock.acquire(timeout=CLOSE_WAIT):
+def take_or_abort(lock, connections, *, finish: bool = True) -> bool:
+    """Take ``lock`` for closing. A call holding it (waiting on a server) has ``connections``
+    ended under it (``abort()``) so it fails and lets go: at once, unless ``finish`` (a
+    confirmed write may be in flight: it has CLOSE_WAIT to finish first, and only connections
+    being opened, which have nothing to finish, are ended at once). False when it still holds
+    the lock after ABORT_WAIT (a backend with nothing to end)."""
+    if lock.acquire(blocking=False):
         return True
     if connections is not None:
-        connections.abort()
+        connections.abort(opening_only=finish)
+    if finish:
+        if lock.acquire(timeout=CLOSE_WAIT):
+            return True
+        if connections is not None:
+            connections.abort()
     return lock.acquire(timeout=ABORT_WAIT)

@@ -621,11 +621,11 @@ class MailSource:
     def close(self) -> None:
         """Release connections. Safe to call more than once."""
 
-    def abort(self) -> None:
-        """From another thread, while a call may be waiting on the server (the app quits):
-        end the connections at once, so that call fails now instead of at its timeout.
-        Never raises; :meth:`close` still follows. Backends without a lasting connection
-        have nothing to end."""
+    def abort(self, opening_only: bool = False) -> None:
+        """From another thread, while a call may be waiting on the server (the app quits): end the
+        connections at once (``opening_only``: one being opened, nothing of it to finish; none
+        opens after), so that call fails now instead of at its timeout. Never raises; :meth:`close`
+        still follows. Backends without a lasting connection have nothing to end."""
 
     # -- beyond the contract -------------------------------------------
     def attachment(self, message_ref: str, index: int) -> bytes:

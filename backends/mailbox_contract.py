@@ -505,6 +505,6 @@ class MailboxAdapter:
     def close(self) -> None:
         """Release connections. Safe to call more than once."""
 
-    def abort(self) -> None:
-        """From another thread: end the connections at once, so a call waiting on the server
-        fails now (see ``MailSource.abort``). Never raises."""
+    def abort(self, opening_only: bool = False) -> None:
+        """From another thread: end the connections (``opening_only``: one being opened) at
+        once, so a call waiting on the server fails now (see ``MailSource.abort``). Never raises."""

@@ -283,10 +283,10 @@ class SourceSet:
             except MailError:
                 pass
 
-    def abort(self) -> None:
+    def abort(self, opening_only: bool = False) -> None:
         """End every backend's connections at once, from another thread (see ``MailSource.abort``)."""
         for backend in self.backends.values():
-            backend.abort()
+            backend.abort(opening_only)
 
 
 def _size_of(value: Any) -> int | None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import email.utils
 import hashlib
+import threading
 from dataclasses import dataclass, field
 from email import message_from_bytes, policy
 from email.message import EmailMessage
@@ -180,6 +181,18 @@ class Inbox:
 
     def __init__(self, server: MailServer) -> None:
         self.server = server
+        self._reading: ImapMailbox | None = None  # the poll's mailbox while it reads, for abort()
+        self._stopped = False
+        self._lock = threading.Lock()
+
+    def abort(self) -> None:
+        """From another thread (the server stops): end the poll's connection, so a poll
+        waiting on the server fails now instead of at its timeout; no poll connects again."""
+        with self._lock:
+            self._stopped = True
+            reading = self._reading
+        if reading is not None:
+            reading.abort()
 
     @property
     def name(self) -> str:
@@ -204,10 +217,16 @@ class Inbox:
         # The password comes from the modes configuration (keyring or environment), not
         # from the personal accounts' keyring entry.
         mailbox = ImapMailbox(self.account(), password_provider=lambda _account: mail_password(self.server) or "")
+        with self._lock:
+            if self._stopped:
+                raise MailboxError(f"not reading {self.name}: the server stops")
+            self._reading = mailbox
         try:
             new = mailbox.read_new(self.server.folder, cursor, limit=limit)
         except MailError as exc:
             raise MailboxError(scrub(f"cannot read {self.name}: {exc}")) from exc
         finally:
+            with self._lock:
+                self._reading = None
             mailbox.close()
         return Fetched(new.uidvalidity, list(new.items), baseline=new.baseline)

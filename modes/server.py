@@ -10,6 +10,13 @@ both on the injectable clock's terms.
 
 :class:`ServerThread` runs a :class:`ModesServer` on its own event loop in a thread,
 for embedding (tests, a UI) without giving up the caller's thread.
+
+What reaches a server, and why no backend lock (the application service's) is taken here:
+the server builds no Service and shares no connection with one. The mailbox poll opens an
+IMAP connection of its own per poll and closes it in the same worker thread, one poll at
+a time (the engine's poll lock); each SMTP send makes its own client on the event loop;
+the outbox's HTTP client is used by one delivery pass at a time (the engine's work lock).
+On stop, the poll's connection is ended (:meth:`Inbox.abort`), as the app's quit ends its own.
 """
 
 from __future__ import annotations
@@ -82,6 +89,10 @@ class ModesServer:
         self.engine.kick()  # what a previous run left queued
 
     async def stop(self) -> None:
+        if self.engine.inbox is not None:
+            # A poll waiting on the mailbox's server runs in a worker thread that cancelling its
+            # task does not end, and asyncio.run waits for it: end its connection first.
+            self.engine.inbox.abort()
         for task in self._loops:
             task.cancel()
         await asyncio.gather(*self._loops, return_exceptions=True)

@@ -25,6 +25,7 @@ from mailtriage.backends.imap.connection import FolderState, ImapConnection, Pas
 from mailtriage.backends.imap.folders import Folders
 from mailtriage.backends.imap.ids import MessageRef, decode_message_id
 from mailtriage.backends.imap.labels import Labels
+from mailtriage.backends.imap.sending import SendRun
 from mailtriage.backends.mailbox_contract import MailboxAdapter, StaleMessageId
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ class ImapMailbox(MailboxAdapter):
                                    ssl_context=ssl_context)
         self.folders = Folders(self)
         self.labels = Labels(self)
+        self.send_run = SendRun()  # the SMTP send in progress, for abort()
 
     # -- ids ---------------------------------------------------------------------
     def ref(self, message_id: str) -> MessageRef:
@@ -319,5 +321,6 @@ class ImapMailbox(MailboxAdapter):
     def close(self) -> None:
         self.conn.close()
 
-    def abort(self) -> None:
-        self.conn.abort()
+    def abort(self, opening_only: bool = False) -> None:
+        self.conn.abort(opening_only)
+        self.send_run.abort()  # either stage: a send is ended only before its text goes out

@@ -3,7 +3,7 @@
 
 imapclient has no public call for a raw command with our own arguments (UID MOVE, SEARCH
 RETURN, STORE of a whole sequence set, UID EXPUNGE), nor for pipelining (two commands in
-flight, recent.py) or reading a FETCH as it arrives (connection.stream_fetch); imaplib's
+flight, recent.py) or reading a FETCH as it arrives (wire.stream_fetch); imaplib's
 protocol steps are all underscore names. Each use is a small function here, ``MEMBERS`` lists
 them, and tests/imap/test_imaplib_private.py checks each one against the installed
 imapclient and the standard library's imaplib, naming the member that is gone or changed.
@@ -14,10 +14,13 @@ reason. No other module of backends/imap/ reads a private member of either (the 
 from __future__ import annotations
 
 import imaplib
+import socket
+import ssl
 from typing import Any, Callable
 
 from imapclient import IMAPClient
 from imapclient.imapclient import _literal
+from imapclient.tls import wrap_socket
 
 #: (module, class, member, how it is used): "method" is called with the parameters named
 #: after it; "attribute" is an instance attribute (set in the class's own code).
@@ -34,6 +37,8 @@ MEMBERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("imaplib", "IMAP4", "_check_bye", ("method",)),
     ("imaplib", "IMAP4", "_get_response", ("method",)),
     ("imaplib", "IMAP4", "_get_line", ("method",)),
+    ("imapclient", "IMAPClient", "_create_IMAP4", ("method",)),
+    ("imaplib", "IMAP4", "_create_socket", ("method", "timeout")),
 )
 
 
@@ -64,6 +69,64 @@ def folder_name(client: IMAPClient, folder: str) -> bytes:
 def check_ok(client: IMAPClient, command: str, typ: str, data: list) -> None:
     """Raise imapclient's error unless the completion ``typ`` is OK."""
     client._checkok(command, typ, data)
+
+
+class AbortableClient(IMAPClient):
+    """An IMAPClient whose socket is handed to ``on_socket`` as soon as it exists, before its
+    TCP connect, TLS handshake and greeting: the constructor does all three, and until it
+    returns nothing else can reach the socket to end it (a quit while a silent server holds
+    the greeting waited for the account's timeout). imapclient makes its imaplib object in
+    ``_create_IMAP4`` and imaplib its socket in ``_create_socket`` (imapclient's own
+    subclasses override both); no public hook gets the socket earlier."""
+
+    def __init__(self, host: str, port: int, *, ssl: bool, ssl_context: "ssl.SSLContext | None",
+                 timeout: float, on_socket: Callable[[socket.socket], None]) -> None:
+        self.mailtriage_connect = (timeout, on_socket)
+        super().__init__(host, port, ssl=ssl, ssl_context=ssl_context, timeout=timeout)
+
+    def _create_IMAP4(self) -> imaplib.IMAP4:
+        timeout, on_socket = self.mailtriage_connect
+        return _Imap4(self.host, self.port, timeout, self.ssl_context if self.ssl else None, on_socket)
+
+
+class _Imap4(imaplib.IMAP4):
+    """imaplib's IMAP4 on a socket made by :func:`connect_socket` (implicit TLS when ``tls``)."""
+
+    def __init__(self, host: str, port: int, timeout: float, tls: "ssl.SSLContext | None",
+                 on_socket: Callable[[socket.socket], None]) -> None:
+        self.mailtriage_tls, self.mailtriage_on_socket = tls, on_socket
+        super().__init__(host, port, timeout)
+
+    def _create_socket(self, timeout: float | None) -> socket.socket:
+        sock = connect_socket(self.host, self.port, timeout, self.mailtriage_on_socket)
+        if self.mailtriage_tls is None:
+            return sock
+        try:
+            return wrap_socket(sock, self.mailtriage_tls, self.host)
+        except BaseException:
+            sock.close()
+            raise
+
+
+def connect_socket(host: str, port: int, timeout: float | None,
+                   on_socket: Callable[[socket.socket], None]) -> socket.socket:
+    """``socket.create_connection((host, port), timeout)``, handing each socket it tries to
+    ``on_socket`` before its connect (which may raise to stop there)."""
+    failure: OSError | None = None
+    for family, kind, proto, _name, address in socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM):
+        sock = socket.socket(family, kind, proto)
+        try:
+            on_socket(sock)
+            sock.settimeout(timeout)
+            sock.connect(address)
+            return sock
+        except OSError as exc:
+            sock.close()
+            failure = exc
+        except BaseException:
+            sock.close()
+            raise
+    raise failure or OSError(f"no address found for {host}")
 
 
 # -- imaplib -------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from imapclient import IMAPClient
 from imapclient.response_parser import parse_fetch_response, parse_message_list, parse_response
 
 from mailtriage.backends.imap import imaplib_private as private
-from mailtriage.backends.imap.connection import stream_fetch
+from mailtriage.backends.imap.wire import stream_fetch
 
 CHUNK = 500
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -85,7 +85,7 @@ def fetch_stream(client: IMAPClient, seqset: str, items: Sequence[str], consume:
     """FETCH ``items`` for ``seqset``, handing the untagged FETCH responses to ``consume``
     (imaplib's shape, as :func:`fetch_raw` returns them) in batches of about ``batch``
     while the server still sends the rest: a large FETCH is parsed as it arrives, in
-    bounded memory (see :func:`connection.stream_fetch`)."""
+    bounded memory (see :func:`wire.stream_fetch`)."""
     imap = private.imap_of(client)
     args = ["FETCH", seqset, "(" + " ".join(items) + ")"]
     if uid:

@@ -31,6 +31,7 @@ from aiosmtplib.typing import Default
 from mailtriage.backends.errors import BackendFailure, NotSupported, SignInNeeded, Unavailable
 from mailtriage.backends.imap import message_reads, protocol
 from mailtriage.backends.imap.account import ImapAccount, password_key, smtp_password, smtp_password_key
+from mailtriage.backends.imap.sending import SendRun
 from mailtriage.backends.mailbox_contract import Compose, MailMessage
 # SendNotConfirmed and compose_message live with the composer; they are imported from here too.
 from mailtriage.backends.outgoing import Outgoing, SendNotConfirmed, as_bytes, compose_message  # noqa: F401
@@ -139,7 +140,8 @@ def _translate(endpoint: SmtpEndpoint, what: str, exc: Exception) -> Exception:
     return exc
 
 
-async def deliver(endpoint: SmtpEndpoint, message: EmailMessage, *, sender: str, recipients: Sequence[str]) -> None:
+async def deliver(endpoint: SmtpEndpoint, message: EmailMessage, *, sender: str, recipients: Sequence[str],
+                  run: SendRun | None = None) -> None:
     """The one SMTP send: connect (TLS or STARTTLS as configured), AUTH when there is a
     password, MAIL/RCPT/DATA, QUIT; every exchange in the protocol trace.
 
@@ -149,6 +151,8 @@ async def deliver(endpoint: SmtpEndpoint, message: EmailMessage, *, sender: str,
     client = None
     try:
         client = endpoint.client()
+        if run is not None:
+            run.client = client  # abort() ends it until its text goes out
         async with client:
             await client.send_message(message, sender=sender, recipients=list(recipients))
     except (aiosmtplib.SMTPException, OSError, ssl.SSLError) as exc:
@@ -217,9 +221,21 @@ def verify_smtp(account: ImapAccount) -> None:
         raise _translate(endpoint, "verification", exc) from None
 
 
-def transmit(account: ImapAccount, message: EmailMessage, recipients: Sequence[str]) -> None:
-    """Send a personal account's message from synchronous code (a worker thread)."""
-    _run(deliver(account_endpoint(account), message, sender=account.from_address, recipients=recipients))
+def transmit(account: ImapAccount, message: EmailMessage, recipients: Sequence[str],
+             run: SendRun | None = None) -> None:
+    """Send a personal account's message from synchronous code (a worker thread); ``run``: the
+    mailbox's, for its abort()."""
+    endpoint = account_endpoint(account)
+    send = deliver(endpoint, message, sender=account.from_address, recipients=recipients, run=run)
+    if run is None:
+        _run(send)
+        return
+
+    def ended() -> Unavailable:
+        return Unavailable(endpoint.name, f"the SMTP connection to {endpoint.where} was ended (the app quits); "
+                                          "nothing was sent")
+
+    _run(run.watch(send, ended))
 
 
 def send(mb, compose: Compose, *, confirmed: bool, ledger: SendLedger | None = None) -> str:
@@ -255,7 +271,7 @@ def send(mb, compose: Compose, *, confirmed: bool, ledger: SendLedger | None = N
     if refusal is not None:
         raise SendRefused(refusal)
     try:
-        transmit(account, outgoing.message, outgoing.recipients)
+        transmit(account, outgoing.message, outgoing.recipients, mb.send_run)
     except SendOutcomeUnknown as exc:
         ledger.record(account.id)  # it may have left: the cap counts it
         # A Sent copy is filed only for mail known to have left (a copy would say it was sent);
@@ -269,13 +285,13 @@ def send(mb, compose: Compose, *, confirmed: bool, ledger: SendLedger | None = N
 def _after_send(mb, outgoing: Outgoing, source: MailMessage | None) -> None:
     """Keep a copy in Sent and mark the source answered. The mail is already sent: a failure
     here is reported, never turned into a second send."""
-    sent = mb.folders.role_folder("sent")
     problems = []
-    if sent is not None:
-        try:
+    try:  # finding the Sent folder talks to the server too
+        sent = mb.folders.role_folder("sent")
+        if sent is not None:
             mb.append(sent, as_bytes(outgoing.message), (b"\\Seen",))
-        except Exception as exc:  # noqa: BLE001
-            problems.append(f"copy to {sent!r} failed: {exc}")
+    except Exception as exc:  # noqa: BLE001
+        problems.append(f"the copy to Sent failed: {exc}")
     if source is not None and outgoing.replying_to is not None:
         try:
             ref, _state = mb.open_ref(source.header.id)

@@ -930,10 +930,10 @@ class ImapSource(AccountSource):
             self._mailbox.close()
         self._drafts_folder = False
 
-    def abort(self) -> None:
+    def abort(self, opening_only: bool = False) -> None:
         mailbox = self._mailbox
         if mailbox is not None:
-            mailbox.abort()
+            mailbox.abort(opening_only)
 
 
 def _summary_of(header, listed: tuple[str, bool] | None = None) -> ThreadSummary:

@@ -1,4 +1,4 @@
-"""The listing's fast reading of FETCH responses (backends/imap/recent.py, connection.stream_fetch)
+"""The listing's fast reading of FETCH responses (backends/imap/recent.py, wire.stream_fetch)
 against a real Dovecot: it gives exactly the rows the general path (imapclient's parser and the
 MIME helpers) gives, for hostile headers too; the trace shows a bulk read's first responses and
 then their count; a failure while a FETCH streams leaves the connection usable; the cache of the
@@ -15,7 +15,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from mailtriage.backends import mime_dates, mime_header_text, mime_headers, mime_ids
-from mailtriage.backends.imap import connection, protocol, recent, summary_cache
+from mailtriage.backends.imap import protocol, recent, summary_cache, wire
 from mailtriage.backends.imap.headers import mime_synthetic_id
 from mailtriage.backends.imap.source import ImapSource
 from mailtriage.core import cache_file
@@ -279,7 +279,7 @@ def test_streamed_fetch_responses_are_what_imaplib_reads(source, seed):
 @example(b"BODY[HEADER.FIELDS (SUBJECT)] {12{34}")
 def test_a_literal_announcement_is_read_as_imaplib_reads_it(line):
     found = imaplib.Literal.match(line)
-    assert connection._literal_size(line) == (int(found.group("size")) if found else None)
+    assert wire._literal_size(line) == (int(found.group("size")) if found else None)
 
 
 def streamed_with(conn, items) -> list:

@@ -125,6 +125,28 @@ def env(tmp_path, env_template) -> Env:
     return Env(wc, remote, wc / "project", wc / "security-tracker")
 
 
+def imap_primary(env: Env, port: int, username: str, password: str, settings: str = "") -> None:
+    """The user's ``work`` IMAP account (plain, on loopback ``port``; ``settings``: more of its
+    config.toml lines) as the env's mandatory primary source, the list in its INBOX."""
+    from mailtriage.backends.imap.account import password_key
+    from mailtriage.core.secrets import set_secret
+
+    config_dir = Path(os.environ["MAILTRIAGE_CONFIG_DIR"])  # this test's own (private_dirs)
+    config_dir.mkdir(exist_ok=True)
+    (config_dir / "config.toml").write_text(f"""
+[accounts.work]
+kind = "imap"
+host = "127.0.0.1"
+port = {port}
+security = "plain"
+username = "{username}"
+{settings}
+""", encoding="utf-8")
+    set_secret(password_key("work"), password)
+    env.write_project([("imap", "primary", "yes")],
+                      extra={"mail_sources.imap": {"account": "work", "list": "security@frobnicator.example.org"}})
+
+
 # -- mail ------------------------------------------------------------------------------------
 
 def mail(message_id: str, sender: str, subject: str, body: str, date: str, *, to: str = "security@frobnicator.example.org",

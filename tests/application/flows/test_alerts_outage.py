@@ -13,12 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from mailtriage.backends.imap.account import password_key
 from mailtriage.backends.registry import SourceSet
-from mailtriage.core.secrets import set_secret
 from mailtriage.application.flows.alerts import NewReportPoller, run_poll_loop
 from tests.servers.dovecot import DovecotServer
-from tests.application.flows.conftest import mail
+from tests.application.flows.conftest import imap_primary, mail
 
 LIST = "security@frobnicator.example.org"
 BOUND = 90.0  # seconds: generous, a loaded machine may be slow; a passing run takes a few
@@ -53,20 +51,7 @@ def outage_env(env, own_dovecot, memory_keyring):
     """The workflow env with the ``work`` account on a Dovecot of this test's own as the
     mandatory primary source (the list in INBOX)."""
     user = own_dovecot.add_user()
-    config_dir = Path(os.environ["MAILTRIAGE_CONFIG_DIR"])
-    config_dir.mkdir(exist_ok=True)
-    (config_dir / "config.toml").write_text(f"""
-[accounts.work]
-kind = "imap"
-host = "127.0.0.1"
-port = {own_dovecot.port}
-security = "plain"
-username = "{user.name}"
-access = "draft"
-timeout = 10
-""", encoding="utf-8")
-    set_secret(password_key("work"), user.password)
-    env.write_project([("imap", "primary", "yes")], extra={"mail_sources.imap": {"account": "work", "list": LIST}})
+    imap_primary(env, own_dovecot.port, user.name, user.password, 'access = "draft"\ntimeout = 10')
     own_dovecot.append(user, "INBOX", report(0))
     env.server, env.user = own_dovecot, user
     return env

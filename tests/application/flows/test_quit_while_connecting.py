@@ -1,0 +1,99 @@
+"""Quitting (``Service.close``) while the project's IMAP source is still connecting to a
+server that never greets: a connect has nothing to finish, so the quit ends it at once,
+without waiting ``CLOSE_WAIT`` for it (nor ``CLOSE_WAIT + ABORT_WAIT``, 4 s, with the
+connect still hanging, as it did when abort() could not reach a socket being opened)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from mailtriage.application.service import Service
+from mailtriage.application.service_lock import CLOSE_WAIT
+from mailtriage.core.settings import load_settings
+from tests.application.flows.conftest import imap_primary
+from tests.servers.silent_imap import SilentServer
+
+
+def test_a_quit_while_the_source_connects_ends_the_connect(env, memory_keyring):
+    server = SilentServer()  # accepts, never greets
+    imap_primary(env, server.port, "sam", "pw", "timeout = 60")
+    session = Service(env.project, demo=False, settings=load_settings())
+    session.open()
+    outcome: list = []
+    checking = threading.Thread(target=lambda: outcome.append(session.check_sources()), daemon=True)
+    try:
+        checking.start()  # start-up's first call: it holds the backend lock while it connects
+        assert server.reached.wait(10)  # connected; the greeting never comes (the account waits 60 s)
+        started = time.monotonic()
+        session.close()
+        took = time.monotonic() - started
+        # The checking call let go of the lock because its connect was ended, not the quit's
+        # waits running out: it is over by now (else it waits for the 60-s timeout).
+        checking.join(5)
+        assert not checking.is_alive(), "the quit left the connect waiting on the server"
+        # The close waited for the lock CLOSE_WAIT (taking at least that long) only when it did
+        # not end the connect before.
+        assert took < CLOSE_WAIT, f"the quit took {took:.2f} s: it waited for a connect to finish"
+        [error] = outcome
+        assert error is not None and "the app quits" in str(error), error
+    finally:
+        server.close()
+
+
+LOGGED_IN = (  # then the next command waits: a call in flight on an open connection
+    (b"CAPABILITY", b"* CAPABILITY IMAP4rev1\r\nTAG OK done\r\n"),
+    (b"LOGIN", b"TAG OK [CAPABILITY IMAP4rev1] logged in\r\n"),
+    (b"*", b""),
+)
+
+
+def _quit_during(env, call) -> tuple[float, list]:
+    """Service.close() while ``call(session)`` waits on an open connection's answer: its
+    seconds and the call's outcome."""
+    server = SilentServer(b"* OK [CAPABILITY IMAP4rev1] hi\r\n", LOGGED_IN)
+    imap_primary(env, server.port, "sam", "pw", "timeout = 60")
+    session = Service(env.project, demo=False, settings=load_settings())
+    session.open()
+    outcome: list = []
+
+    def run() -> None:
+        try:
+            outcome.append(call(session))
+        except Exception as exc:  # noqa: BLE001 - the test reads it
+            outcome.append(exc)
+
+    calling = threading.Thread(target=run, daemon=True)
+    try:
+        calling.start()
+        assert server.reached.wait(10)  # logged in; the call's command waits for its answer
+        started = time.monotonic()
+        session.close()
+        took = time.monotonic() - started
+        calling.join(5)
+        assert not calling.is_alive(), "the quit left the call waiting on the server"
+        return took, outcome
+    finally:
+        server.close()
+
+
+def test_a_quit_ends_a_read_in_flight_at_once(env, memory_keyring):
+    """No write in flight: nothing to finish, so the quit waits no CLOSE_WAIT for the read."""
+    took, [result] = _quit_during(env, lambda session: session.check_sources())
+    assert took < CLOSE_WAIT, f"the quit took {took:.2f} s: it waited for a read to finish"
+    assert "the app quits" in str(result)
+
+
+def test_a_quit_gives_a_write_in_flight_its_chance_to_finish(env, memory_keyring):
+    """A confirmed write (through Service.apply) waiting on the server is left CLOSE_WAIT to
+    finish (here it does not: then its connection is ended too)."""
+    class Proposal:  # confirmed, it talks to the project's IMAP source (as a draft's APPEND does)
+        def __init__(self, session) -> None:
+            self.session = session
+
+        def apply(self, *, confirmed: bool):
+            return self.session.check_sources()
+
+    took, [result] = _quit_during(env, lambda session: session.apply(Proposal(session)))
+    assert took >= CLOSE_WAIT, f"the quit ended a write after {took:.2f} s, without its chance"
+    assert "the app quits" in str(result)
