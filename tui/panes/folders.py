@@ -98,11 +98,12 @@ class FoldersPane(layout.SidebarPane):
             text = inert_text(entry.label, style="bold" if entry.list_name else "italic")
             options.append(Option(text, id=f"list:{i}", disabled=entry.list_name is None))
         folder_list = self.query_one(FolderList)
+        folder_list.set_class(False, "-paths")  # the addresses fold, never cut (app.tcss)
         folder_list.set_options(options)
         enabled = [i for i, option in enumerate(options) if not option.disabled]
         if enabled:
             folder_list.highlighted = enabled[0]
-        # The lists' addresses in full (the security list's: a reply's Cc); a note may be cut.
+        # The lists' addresses in full (the security list's: a reply's Cc).
         self.addresses_shown(max((cell_len(option.prompt.plain) + 4 for option in options
                                           if not option.disabled and isinstance(option.prompt, Text)), default=0))
         notes = [e.note for e in self._entries if e.list_name is None and e.note]
@@ -161,7 +162,8 @@ class FoldersPane(layout.SidebarPane):
         self.account_id = account_id
         self._folders = []
         self.border_title = Text.assemble("Folders · ", inert_text(account_id))
-        self.query_one(FolderList).set_options([Option(Text("loading folders …", "italic"), disabled=True)])
+        self.query_one(FolderList).set_class(True, "-paths").set_options(
+            [Option(Text("loading folders …", "italic"), disabled=True)])
         self.query_one("#folders-status", Static).update("")
 
     def show_folders(self, account_id: str, folders) -> None:
@@ -188,7 +190,7 @@ class FoldersPane(layout.SidebarPane):
             options.append(Option(text, id=f"folder:{i}", disabled=not folder.selectable))
             if folder.id == previous or (previous is None and highlight is None and folder.role == "inbox"):
                 highlight = len(options) - 1
-        folder_list.set_options(options)
+        folder_list.set_class(True, "-paths").set_options(options)
         folder_list.highlighted = highlight if highlight is not None else (1 if len(options) > 1 else 0)
         status = self.query_one("#folders-status", Static)
         status.update(Text(f"{len(self._folders)} folders · unread/total"))
