@@ -105,7 +105,7 @@ class FoldersPane(layout.SidebarPane):
             folder_list.highlighted = enabled[0]
         # The lists' addresses in full (the security list's: a reply's Cc).
         self.addresses_shown(max((cell_len(option.prompt.plain) + 4 for option in options
-                                          if not option.disabled and isinstance(option.prompt, Text)), default=0))
+                                  if not option.disabled and isinstance(option.prompt, Text)), default=0))
         notes = [e.note for e in self._entries if e.list_name is None and e.note]
         status = self.query_one("#folders-status", Static)
         status.update(Text(notes[0] if notes else f"since {since_text}"))
