@@ -1,5 +1,6 @@
-"""The main screen's layout: its width classes, the panes that fold below 100 columns, the
-focused pane's border and the pane zoom takes (issue 35), over the screen's CSS classes.
+"""The main screen's layout: its width classes, the sidebar's width, the panes that fold below
+100 columns, the focused pane's border and the pane zoom takes (issue 35), over the screen's CSS
+classes.
 
 The screen calls these as the focus moves and the terminal resizes (tui/screens/main.py);
 they restyle only what a change of class must restyle (issue 33: a focus move restyled
@@ -10,6 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from textual.containers import Vertical
+
 from mailtriage.tui.focus_paint import edges_repainted
 
 if TYPE_CHECKING:
@@ -17,15 +20,57 @@ if TYPE_CHECKING:
     from textual.screen import Screen
 
 NARROW_WIDTH = 100
-#: Below this width the sidebar (34), the tracker pane (46) and a thread list of 50 columns do
-#: not fit side by side: while the tracker is open the sidebar folds as it does narrow, and the
-#: tracker folds while the sidebar has the focus (issue 35: 18 columns of subjects at 100x30).
-CROWDED_WIDTH = 34 + 46 + 52
+#: The sidebar's columns (app.tcss), and its least when the addresses it shows need more.
+SIDEBAR_WIDTH = 34
+#: The tracker pane's (app.tcss) and a readable thread list's columns: below the sidebar's width
+#: and these, they do not fit side by side (the -crowded class): while the tracker is open the
+#: sidebar folds as it does narrow, and the tracker folds while the sidebar has the focus
+#: (issue 35: 18 columns of subjects at 100x30).
+TRACKER_WIDTH, LIST_WIDTH = 46, 52
 
 
 def set_width_classes(screen: Screen, width: int) -> None:
+    sidebar = fit_sidebar(screen, width)
     screen.set_class(width < NARROW_WIDTH, "-narrow")
-    screen.set_class(width < CROWDED_WIDTH, "-crowded")
+    screen.set_class(width < sidebar + TRACKER_WIDTH + LIST_WIDTH, "-crowded")
+
+
+# -- the sidebar: the security addresses in full ----------------------------------------
+# The triager checks the security CC (and the list's address) in the sidebar before trusting a
+# reply's Cc: at 160x50 both were cut at 32 columns (issue 35). The sidebar grows to the widest
+# address its panes show (their ``address_width``), within the room the threads can spare.
+class SidebarPane(Vertical):
+    """A pane of the sidebar (Sources, Lists) and the columns the addresses it shows need in full."""
+
+    address_width = 0
+
+    def addresses_shown(self, width: int) -> None:
+        """The addresses shown now (a project opened) need ``width`` columns (0: none): the sidebar fits them."""
+        if width != self.address_width:
+            self.address_width = width
+            set_width_classes(self.screen, self.app.size.width)
+            fold_panes(self.screen)
+
+
+def sidebar_width(terminal: int, wanted: int) -> int:
+    """The sidebar's columns on a terminal ``terminal`` columns wide when its addresses want
+    ``wanted``: at least SIDEBAR_WIDTH, at most 30% of the terminal (half below NARROW_WIDTH,
+    where the sidebar shows only while it has the focus); a longer address folds there."""
+    room = terminal // 2 if terminal < NARROW_WIDTH else terminal * 3 // 10
+    return max(SIDEBAR_WIDTH, min(wanted, room))
+
+
+def fit_sidebar(screen: Screen, width: int) -> int:
+    """Size the sidebar (when composed) for a terminal ``width`` columns wide; its columns."""
+    found = screen.query("#sidebar")
+    if not found:
+        return SIDEBAR_WIDTH
+    sidebar = found.first()
+    wanted = max((pane.address_width for pane in sidebar.children if isinstance(pane, SidebarPane)), default=0)
+    columns = sidebar_width(width, wanted)
+    if sidebar.styles.width is None or sidebar.styles.width.value != columns:
+        sidebar.styles.width = columns  # the thread list and the reader lay out again: once per change
+    return columns
 
 
 def focused_pane(screen: Screen) -> DOMNode | None:

@@ -1,7 +1,8 @@
 """Reply templates of a project: ``templates.<name>`` in project.md, relative to its folder.
 
 The receipt-of-confirmation template is filled with ``{reporter_name}``, ``{subject}``,
-``{project}``, ``{security_list}`` and ``{sender_name}``; a placeholder the template
+``{project}``, ``{security_list}``, ``{sender_name}`` and ``{sign_off}`` (the name and "on
+behalf of the … security team", or the team alone when no name is set); a placeholder the template
 names that we do not know stays as written, so a typo shows in the proposal instead of
 failing. Values taken from mail are made inert first: a reply never carries hidden
 characters back out, and a subject cannot smuggle ``{placeholders}`` (the template is
@@ -23,16 +24,19 @@ from mailtriage.core.lean_dataclass import frozen_dataclass
 
 # One line per paragraph: the values (a subject, an address) have any length, so a break
 # fixed in the template would fall anywhere in the filled text; the editor and the mail
-# client wrap a paragraph where it fits. The signature keeps its two lines.
+# client wrap a paragraph where it fits. The sign-off keeps its lines ({sign_off}).
 DEFAULT_RECEIPT = (
     "Hi {reporter_name},\n\n"
     "Thank you for your report \"{subject}\". The {project} security team has received it and is "
     "looking into it; we will keep you informed of our progress.\n\n"
     "Please keep the details private until a fix is released and an advisory is published. "
     "If you have more information, reply to this message and keep {security_list} in copy.\n\n"
-    "{sender_name}\n"
-    "on behalf of the {project} security team\n"
+    "{sign_off}\n"
 )
+#: The sign-off the demo's template and the default wrote before ``{sign_off}``: a project's copy
+#: of them signs as ``{sign_off}`` does (unnamed, it signed "The security team / on behalf of
+#: the … security team", issue 35; named, the two are the same text).
+NAMED_SIGN_OFF = "{sender_name}\non behalf of the {project} security team"
 
 
 class _KeepUnknown(dict):
@@ -125,19 +129,24 @@ def receipt_body(config, thread: Thread, *, sender_name: str | None = None) -> R
     root = thread.messages[0] if thread.messages else None
     reporter = one_line(root.sender.name or root.sender.email, 120) if root else "reporter"
     subject = one_line(reply_subject(thread.subject)[len("Re: "):], 200)
+    project = one_line(config.title, 120) or "project"
+    signer = sender_name or sender_name_default()
     values = _KeepUnknown(
         reporter_name=reporter or "reporter",
         subject=subject,
-        project=one_line(config.title, 120) or "project",
+        project=project,
         # The resolved security CC: the list, or the fallback address when the list is unset.
         security_list=resolve_security_cc(config).security_cc or "",
-        sender_name=sender_name or sender_name_default(),
+        sender_name=signer,
+        # Nobody named: the team signs, once (not "The security team / on behalf of the … team").
+        sign_off=(f"The {project} security team" if signer == UNNAMED_SENDER
+                  else NAMED_SIGN_OFF.format(sender_name=signer, project=project)),
     )
     template_path = config.get("templates.receipt")
     if template_path:
         path = config.resolve_path(str(template_path))
         try:
-            text = _project_file(config, path).read_text(encoding="utf-8")
+            text = _project_file(config, path).read_text(encoding="utf-8").replace(NAMED_SIGN_OFF, "{sign_off}")
             _plain_placeholders(text)
             return Rendered(text.format_map(values))
         except OutsideProject as exc:

@@ -12,7 +12,7 @@ from mailtriage.core.projectconfig import load_project
 from mailtriage.demo import demo_archive, demo_project_dir
 
 # The placeholders project.md documents for reply templates.
-DOCUMENTED_PLACEHOLDERS = {"reporter_name", "subject", "project", "security_list", "sender_name"}
+DOCUMENTED_PLACEHOLDERS = {"reporter_name", "subject", "project", "security_list", "sender_name", "sign_off"}
 
 
 @pytest.fixture(scope="module")
@@ -72,9 +72,9 @@ def test_receipt_template_uses_only_documented_placeholders(config):
     path = config.resolve_path(config.get("templates.receipt"))
     text = path.read_text(encoding="utf-8")
     used = {name for _, name, _, _ in string.Formatter().parse(text) if name is not None}
-    assert used == DOCUMENTED_PLACEHOLDERS
+    assert used == DOCUMENTED_PLACEHOLDERS - {"sender_name"}  # the sign-off names the sender (or the team)
     filled = text.format(reporter_name="Zoë", subject="XSS", project="Apache Frobnicator",
-                         security_list="security@frobnicator.apache.org", sender_name="Priya")
+                         security_list="security@frobnicator.apache.org", sign_off="Priya")
     assert "{" not in filled and "Hi Zoë," in filled
 
 

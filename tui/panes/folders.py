@@ -13,16 +13,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from mailtriage.core.lean_dataclass import lean_dataclass  # @dataclass(eq=False), none of its exec'd code
-from mailtriage.tui import bindings
+from mailtriage.tui import bindings, layout
 from mailtriage.tui.messages import AccountFoldersLoaded, FoldersFailed
 from mailtriage.tui.panes.area import Requests, drop_stale, failure_text, service, shell
 from mailtriage.tui.row_keys import RowKeys
@@ -63,7 +63,7 @@ def folder_paths(folders: list[MailFolder]) -> list[tuple[MailFolder, str]]:
     return sorted(paths, key=order)
 
 
-class FoldersPane(Vertical):
+class FoldersPane(layout.SidebarPane):
     @lean_dataclass
     class ListChosen(Message):
         list_name: str | None
@@ -98,10 +98,14 @@ class FoldersPane(Vertical):
             text = inert_text(entry.label, style="bold" if entry.list_name else "italic")
             options.append(Option(text, id=f"list:{i}", disabled=entry.list_name is None))
         folder_list = self.query_one(FolderList)
+        folder_list.set_class(False, "-paths")  # the addresses fold, never cut (app.tcss)
         folder_list.set_options(options)
         enabled = [i for i, option in enumerate(options) if not option.disabled]
         if enabled:
             folder_list.highlighted = enabled[0]
+        # The lists' addresses in full (the security list's: a reply's Cc).
+        self.addresses_shown(max((cell_len(option.prompt.plain) + 4 for option in options
+                                  if not option.disabled and isinstance(option.prompt, Text)), default=0))
         notes = [e.note for e in self._entries if e.list_name is None and e.note]
         status = self.query_one("#folders-status", Static)
         status.update(Text(notes[0] if notes else f"since {since_text}"))
@@ -158,7 +162,8 @@ class FoldersPane(Vertical):
         self.account_id = account_id
         self._folders = []
         self.border_title = Text.assemble("Folders · ", inert_text(account_id))
-        self.query_one(FolderList).set_options([Option(Text("loading folders …", "italic"), disabled=True)])
+        self.query_one(FolderList).set_class(True, "-paths").set_options(
+            [Option(Text("loading folders …", "italic"), disabled=True)])
         self.query_one("#folders-status", Static).update("")
 
     def show_folders(self, account_id: str, folders) -> None:
@@ -185,7 +190,7 @@ class FoldersPane(Vertical):
             options.append(Option(text, id=f"folder:{i}", disabled=not folder.selectable))
             if folder.id == previous or (previous is None and highlight is None and folder.role == "inbox"):
                 highlight = len(options) - 1
-        folder_list.set_options(options)
+        folder_list.set_class(True, "-paths").set_options(options)
         folder_list.highlighted = highlight if highlight is not None else (1 if len(options) > 1 else 0)
         status = self.query_one("#folders-status", Static)
         status.update(Text(f"{len(self._folders)} folders · unread/total"))

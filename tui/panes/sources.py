@@ -7,15 +7,15 @@ fell back, the warning.
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from mailtriage.core.lean_dataclass import lean_dataclass  # @dataclass(eq=False), none of its exec'd code
-from mailtriage.tui import bindings
+from mailtriage.tui import bindings, layout
 from mailtriage.tui.row_keys import RowKeys
 from mailtriage.tui.sanitize import inert_text
 
@@ -24,7 +24,7 @@ class SourceList(RowKeys, OptionList, inherit_bindings=False):
     BINDINGS = bindings.SOURCES
 
 
-class SourcesPane(Vertical):
+class SourcesPane(layout.SidebarPane):
     @lean_dataclass
     class InspectBackend(Message):
         backend: str
@@ -81,17 +81,20 @@ class SourcesPane(Vertical):
         status = self.query_one("#sources-status", Static)
         if cc is None:
             status.update("")
+            self.addresses_shown(0)
             return
-        text = Text()
+        text = Text(overflow="fold")
+        address = inert_text(cc.security_cc or "", style="bold")
         if cc.security_cc:
-            # FALLBACK first: a narrow pane cuts the end of the line, never the warning.
+            # The address on a line of its own, never cut: the triager checks it (issue 35).
             text.append("FALLBACK " if cc.cc_fallback else "", "bold")
-            text.append("security CC ")
-            text.append_text(inert_text(cc.security_cc, style="bold"))
+            text.append("security CC\n")
+            text.append_text(address)
         else:
             text.append("no security CC: drafts blocked", "bold")
         status.update(text)
         status.set_class(bool(cc.warnings), "-warning")
+        self.addresses_shown(cell_len(address.plain) + 4 if cc.security_cc else 0)  # + border, padding
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

@@ -16,7 +16,7 @@ from mailtriage.application.flows.compose import (FORWARD, RECEIPT, REPLY, REPLY
                                           default_reply_kind, editor_text, read_attachments, read_editor_text)
 from mailtriage.application.flows.proposals import BlockedBy
 from mailtriage.application.flows.reply import propose_reply, reply_form
-from mailtriage.application.flows.templates import UNNAMED_SENDER, identity, receipt_body
+from mailtriage.application.flows.templates import identity, receipt_body
 from mailtriage.core.projectconfig import load_project
 from mailtriage.demo import demo_project_dir
 from tests.application.flows.test_reply import demo_thread
@@ -115,7 +115,7 @@ def test_the_signature_and_name_come_from_settings_never_the_login_name(tmp_path
     monkeypatch.setenv("MAILTRIAGE_CONFIG_DIR", str(tmp_path / "config"))  # no settings file at all
     sources, thread = demo_thread("Open redirect")
     body = receipt_body(sources.config, thread).text
-    assert "loginname" not in body and UNNAMED_SENDER in body
+    assert "loginname" not in body and body.rstrip().endswith(f"The {sources.config.title} security team")
     assert identity(sources.config).name is None
     project = tmp_path / "p"
     shutil.copytree(demo_project_dir(), project)

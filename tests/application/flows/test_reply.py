@@ -62,4 +62,28 @@ def test_the_receipt_breaks_lines_only_between_paragraphs(tmp_path):
     for text in (demo_text, default_text):
         *prose, signature = text.rstrip("\n").split("\n\n")
         assert len(prose) == 3 and all("\n" not in paragraph for paragraph in prose), text
-        assert signature.count("\n") == 1  # name, then "on behalf of …"
+        assert signature.endswith("security team")  # the sign-off: test_the_receipt_signs_once_with_or_without_a_name
+
+
+def test_the_receipt_signs_once_with_or_without_a_name(tmp_path):
+    # With no name set it signed "The security team / on behalf of the … security team" (issue 35).
+    import shutil
+
+    project = tmp_path / "p"
+    shutil.copytree(demo_project_dir(), project)
+    config = load_project(project)
+    team = f"the {config.title} security team"
+    _, thread = demo_thread("Request smuggling")
+    legacy = (project / "templates" / "receipt.md").read_text(encoding="utf-8").replace(
+        "{sign_off}", "{sender_name}\non behalf of the {project} security team")
+    for template in ("demo", "default", "copied before {sign_off}"):
+        if template == "default":
+            (project / "templates" / "receipt.md").unlink()
+        elif template.startswith("copied"):  # a project's copy of the old demo template
+            (project / "templates" / "receipt.md").write_text(legacy, encoding="utf-8")
+        config = load_project(project)
+        unnamed = receipt_body(config, thread).text.rstrip("\n")
+        named = receipt_body(config, thread, sender_name="Priya Raman").text.rstrip("\n")
+        assert unnamed.endswith("\n\n" + team[0].upper() + team[1:]), (template, unnamed[-120:])
+        assert "on behalf of" not in unnamed
+        assert named.endswith(f"\n\nPriya Raman\non behalf of {team}"), (template, named[-120:])
