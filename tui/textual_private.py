@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rich._wrap import divide_line  # what Content wraps a line with (a private module of rich)
+from textual._compositor import CompositorUpdate  # what App._display writes (FrameAhead)
 from textual.strip import Strip
 # The footer's own key widget (a private module): tui/footer.py draws its keys as one and docks one.
 from textual.widgets._footer import Footer, FooterKey
@@ -58,6 +59,10 @@ MEMBERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("textual.screen", "Screen", "_on_timer_update", ("method",)),
     ("textual.drivers.linux_driver", "LinuxDriver", "_writer_thread", ("attribute",)),
     ("textual.drivers._writer_thread", "WriterThread", "_queue", ("attribute",)),
+    ("textual.app", "App", "_display", ("method", "screen", "renderable")),
+    ("textual.app", "App", "_batch_count", ("attribute",)),
+    ("textual.screen", "Screen", "_recompose_required", ("attribute",)),
+    ("textual._compositor", "", "CompositorUpdate", ("class", "object")),
 )
 
 
@@ -105,6 +110,65 @@ class FrameAtIdle:
         if self._frame_at_idle and screen._layout_required:
             self._frame_at_idle = False
             screen._on_timer_update()  # what the timer's tick runs (nothing drawn when not current)
+
+
+class FrameAhead:
+    """A screen mounted hidden whose first frame once pushed is written from text rendered while
+    it was hidden (a mixin, before the Screen's class; ``keep_frame_ahead`` after
+    ``prepare_hidden``).
+
+    The push of a screen prepared hidden still drew one full update on r's path (issue 35, tmux
+    traces of bench_habits: ~5 ms of the UI thread at load 4, most of r's): every widget's cached
+    lines cut and joined into the screen's, the screen's own background rendered again (the
+    push's ``refresh`` drops its lines) and the whole turned into escape codes. The dialog is
+    opaque: nothing of the screen below shows, so that frame is known before the push. Kept
+    while nothing changed: a layout, a scroll or a widget's update pending at the push (each
+    reaches the screen before its update) draws Textual's own frame instead.
+
+    Also, a push's update that lays the screen out when the whole screen is to be painted
+    anyway (prepared hidden, changed since) drew two full frames: the layout's, then the
+    push's repaint of the same lines (23 kB each on a 160 x 50 terminal): one now."""
+
+    _frame_ahead: str | None = None
+
+    def keep_frame_ahead(self) -> None:
+        """Keep the full frame the push will write, rendered now (hidden, nothing pending)."""
+        screen: Screen = self  # type: ignore[assignment]
+        ready = hidden(screen) and not hidden_changed(screen)
+        self._frame_ahead = full_frame(screen, screen.app.console) if ready else None
+
+    def drop_frame_ahead(self) -> None:
+        """A change is coming (a fill): the frame kept ahead shows what was there before it."""
+        self._frame_ahead = None
+
+    @property
+    def frame_ahead(self) -> str | None:
+        return self._frame_ahead
+
+    def _on_timer_update(self) -> None:
+        screen: Screen = self  # type: ignore[assignment]
+        text, self._frame_ahead = self._frame_ahead, None  # once: a later update is Textual's
+        if screen.is_current and not screen.app._batch_count:
+            compositor = screen._compositor
+            if text is not None and not (screen._layout_required or screen._scroll_required
+                                         or screen._recompose_required) and screen._dirty_widgets <= {screen}:
+                screen._repaint_required = False  # what the push asked for: the whole screen, drawn here
+                screen._dirty_widgets.clear()
+                compositor._dirty_regions.clear()
+                screen.app._display(screen, _WrittenAhead(text))
+            elif screen._layout_required and compositor.size.region in compositor._dirty_regions:
+                screen._repaint_required = False  # the layout's frame is a full update already
+        super()._on_timer_update()  # type: ignore[misc]
+
+
+class _WrittenAhead(CompositorUpdate):
+    """A frame rendered ahead, as ``App._display`` writes a compositor's update."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def render_segments(self, console: Console) -> str:
+        return self.text
 
 
 def mark_bindings_ready(footer: Footer) -> None:

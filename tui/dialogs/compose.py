@@ -33,7 +33,7 @@ from mailtriage.tui import bindings
 from mailtriage.tui.dialogs import DIALOG_CSS
 from mailtriage.tui.footer import KeyFooter
 from mailtriage.tui.sanitize import inert, inert_text
-from mailtriage.tui.textual_private import css_updates, hidden, hidden_changed, prepare_hidden
+from mailtriage.tui.textual_private import FrameAhead, css_updates, hidden, hidden_changed, prepare_hidden
 
 #: Seconds the dialog mounted ahead is left unchanged before it is laid out and rendered, hidden
 #: (issue 35: its footer's keys come in a burst of changes, each a layout of its own).
@@ -42,7 +42,7 @@ PREPARE_AFTER = 0.03
 FIELDS = (("to", "To"), ("cc", "Cc"), ("subject", "Subject"), ("attach", "Attach"))
 
 
-class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
+class ComposeDialog(FrameAhead, ModalScreen["ComposeForm | None"], bindings.KeyContext):
     CSS_PATH = DIALOG_CSS
     key_context = "ComposeDialog"
     BINDINGS = bindings.COMPOSE
@@ -92,6 +92,7 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
         ahead and not shown: it then shows what ``ComposeDialog(forms, where=..., note=...)``
         would (tests/tui/test_dialogs_ahead.py compares the screens)."""
         keys = self._keys_offered()
+        self.drop_frame_ahead()  # kept again once the fill is prepared (_prepare)
         self._filled = True
         self.forms = dict(forms)
         self.key = next(iter(self.forms))
@@ -174,10 +175,23 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
         # it was not shown; mounted ahead and styled then, nothing has if the key is the same.
         styled_for, self._styled_for = self._styled_for, None  # once: a later resume restyles
         if self._ahead:  # its cursor blinks once shown (hidden, each blink was a render and a prepare)
-            self.query_one("#compose-body", TextArea).cursor_blink = self._cursor_blink
+            self._blink_from_now()
         self._ahead = False  # shown: Textual's own updates from now on
         if styled_for is not None and styled_for == self._style_key():
             event.refresh_styles = False
+
+    def _blink_from_now(self) -> None:
+        """The cursor blinks (as set) from the show, shown first as it was rendered hidden: drawn,
+        at the focus. Set as the reactive would, without its repaint of the whole text area (the
+        push's frame is the one rendered ahead, FrameAhead; the first blink repaints its line)."""
+        area = self.query_one("#compose-body", TextArea)
+        if area.cursor_blink == self._cursor_blink:
+            return
+        area.set_reactive(TextArea.cursor_blink, self._cursor_blink)
+        if self._cursor_blink and area.has_focus:
+            area.blink_timer.reset()  # the first blink half a second from now, as a focus starts it
+        else:
+            area.blink_timer.pause()
 
     def on_mount(self) -> None:
         if not self.query("#compose-body"):  # let go before it was composed (Textual mounts nothing
@@ -221,6 +235,8 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
         if self._ahead and hidden(self):
             prepare_hidden(self, first=not self._prepared)
             self._prepared = True
+            if self._filled:  # r is on its way (the reply built ahead is in): its frame too
+                self.keep_frame_ahead()
 
     # -- the form in the widgets ------------------------------------------------------
     def _load(self, form: ComposeForm) -> None:
