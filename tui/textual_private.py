@@ -114,8 +114,8 @@ class FrameAtIdle:
 
 class FrameAhead:
     """A screen mounted hidden whose first frame once pushed is written from text rendered while
-    it was hidden (a mixin, before the Screen's class; ``keep_frame_ahead`` after
-    ``prepare_hidden``).
+    it was hidden (a mixin, before the Screen's class; ``keep_frame_ahead`` with what
+    ``prepare_hidden(frame=True)`` returns).
 
     The push of a screen prepared hidden still drew one full update on r's path (issue 35, tmux
     traces of bench_habits: ~5 ms of the UI thread at load 4, most of r's): every widget's cached
@@ -131,24 +131,18 @@ class FrameAhead:
 
     _frame_ahead: str | None = None
 
-    def keep_frame_ahead(self) -> None:
-        """Keep the full frame the push will write, rendered now (hidden, nothing pending)."""
-        screen: Screen = self  # type: ignore[assignment]
-        ready = hidden(screen) and not hidden_changed(screen)
-        self._frame_ahead = full_frame(screen, screen.app.console) if ready else None
+    def keep_frame_ahead(self, text: str | None) -> None:
+        """Keep ``text``, the full frame the push will write (``prepare_hidden(frame=True)``)."""
+        self._frame_ahead = text
 
     def drop_frame_ahead(self) -> None:
         """A change is coming (a fill): the frame kept ahead shows what was there before it."""
         self._frame_ahead = None
 
-    @property
-    def frame_ahead(self) -> str | None:
-        return self._frame_ahead
-
     def _on_timer_update(self) -> None:
         screen: Screen = self  # type: ignore[assignment]
-        text, self._frame_ahead = self._frame_ahead, None  # once: a later update is Textual's
-        if screen.is_current and not screen.app._batch_count:
+        if screen.is_current and not screen.app._batch_count:  # (a tick while hidden draws nothing)
+            text, self._frame_ahead = self._frame_ahead, None  # once: a later update is Textual's
             compositor = screen._compositor
             if text is not None and not (screen._layout_required or screen._scroll_required
                                          or screen._recompose_required) and screen._dirty_widgets <= {screen}:
@@ -306,18 +300,20 @@ def hidden_changed(screen: Screen) -> bool:
                 or screen._dirty_widgets)
 
 
-def prepare_hidden(screen: Screen, first: bool) -> None:
+def prepare_hidden(screen: Screen, first: bool, frame: bool = False) -> str | None:
     """Lay a hidden ``screen`` out at the app's size and render its lines, writing nothing: what
     the push's ``ScreenResume`` does (``Screen._refresh_layout`` when the screen's size is not the
     app's, then a full update) less the writing, done while it is hidden. Its widgets get their
     sizes (and their Resize and Show events) now and keep their lines in their own caches, so
     the push finds its size unchanged and composes cached lines; a widget that changes later
     renders again then, as it would have. ``first``: lay out even with nothing pending.
+    ``frame``: render the whole screen and return the text its push's full update writes
+    (``FrameAhead``), else None.
 
     The whole screen stays to be painted (a full update clears the compositor's dirty regions:
     the screen's region is put back), so the first frame of the push is a full update."""
-    if not hidden(screen) or not (first or hidden_changed(screen)):
-        return
+    if not hidden(screen) or not (first or frame or hidden_changed(screen)):
+        return None
     compositor = screen._compositor
     compositor._dirty_regions.clear()  # the whole screen's region, put back below
     if first or screen._layout_required or screen._scroll_required:
@@ -326,13 +322,16 @@ def prepare_hidden(screen: Screen, first: bool) -> None:
     compositor.update_widgets(screen._dirty_widgets)  # and what asked for a repaint
     screen._dirty_widgets.clear()
     screen._repaint_required = False
-    if first:
-        compositor.render_full_update()
+    text = None
+    if first or frame:
+        update = compositor.render_full_update()
+        text = update.render_segments(screen.app.console) if frame else None
     else:  # what changed since (a key of the footer, a blink of the cursor) renders alone
         compositor.render_partial_update()
     compositor._dirty_regions.add(compositor.size.region)
     if first:
         start_update_timer(screen)
+    return text
 
 
 def start_update_timer(screen: Screen) -> None:

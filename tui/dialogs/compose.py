@@ -179,6 +179,8 @@ class ComposeDialog(FrameAhead, ModalScreen["ComposeForm | None"], bindings.KeyC
         self._ahead = False  # shown: Textual's own updates from now on
         if styled_for is not None and styled_for == self._style_key():
             event.refresh_styles = False
+        else:  # restyled on the push (a theme changed meanwhile): its frame is Textual's
+            self.drop_frame_ahead()
 
     def _blink_from_now(self) -> None:
         """The cursor blinks (as set) from the show, shown first as it was rendered hidden: drawn,
@@ -233,10 +235,9 @@ class ComposeDialog(FrameAhead, ModalScreen["ComposeForm | None"], bindings.KeyC
     def _prepare(self) -> None:
         self._prepare_timer = None
         if self._ahead and hidden(self):
-            prepare_hidden(self, first=not self._prepared)
+            # filled, r is on its way (the reply built ahead is in): the frame its push writes too
+            self.keep_frame_ahead(prepare_hidden(self, first=not self._prepared, frame=self._filled))
             self._prepared = True
-            if self._filled:  # r is on its way (the reply built ahead is in): its frame too
-                self.keep_frame_ahead()
 
     # -- the form in the widgets ------------------------------------------------------
     def _load(self, form: ComposeForm) -> None:
