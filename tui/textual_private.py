@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rich._wrap import divide_line  # what Content wraps a line with (a private module of rich)
+from rich.segment import Segment
 from textual._compositor import CompositorUpdate  # what App._display writes (FrameAhead)
 from textual.strip import Strip
 # The footer's own key widget (a private module): tui/footer.py draws its keys as one and docks one.
@@ -21,7 +22,7 @@ from textual.widgets._footer import Footer, FooterKey
 __all__ = ["FooterKey", "MEMBERS"]
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from rich.console import Console, ConsoleOptions, RenderResult
     from rich.terminal_theme import TerminalTheme
     from textual.app import App
     from textual.driver import Driver
@@ -160,6 +161,9 @@ class _WrittenAhead(CompositorUpdate):
 
     def __init__(self, text: str) -> None:
         self.text = text
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield Segment(self.text)  # as a renderable (App._display writes render_segments' text)
 
     def render_segments(self, console: Console) -> str:
         return self.text
