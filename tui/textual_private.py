@@ -124,17 +124,20 @@ class FrameAhead:
     push's ``refresh`` drops its lines) and the whole turned into escape codes. The dialog is
     opaque: nothing of the screen below shows, so that frame is known before the push. Kept
     while nothing changed: a layout, a scroll or a widget's update pending at the push (each
-    reaches the screen before its update) draws Textual's own frame instead.
+    reaches the screen before its update), or a terminal resized since, draws Textual's own
+    frame instead.
 
     Also, a push's update that lays the screen out when the whole screen is to be painted
     anyway (prepared hidden, changed since) drew two full frames: the layout's, then the
     push's repaint of the same lines (23 kB each on a 160 x 50 terminal): one now."""
 
     _frame_ahead: str | None = None
+    _frame_size: object = None  # the terminal's size it was rendered at
 
     def keep_frame_ahead(self, text: str | None) -> None:
         """Keep ``text``, the full frame the push will write (``prepare_hidden(frame=True)``)."""
         self._frame_ahead = text
+        self._frame_size = self.app.size  # type: ignore[attr-defined]
 
     def drop_frame_ahead(self) -> None:
         """A change is coming (a fill): the frame kept ahead shows what was there before it."""
@@ -145,8 +148,9 @@ class FrameAhead:
         if screen.is_current and not screen.app._batch_count:  # (a tick while hidden draws nothing)
             text, self._frame_ahead = self._frame_ahead, None  # once: a later update is Textual's
             compositor = screen._compositor
-            if text is not None and not (screen._layout_required or screen._scroll_required
-                                         or screen._recompose_required) and screen._dirty_widgets <= {screen}:
+            if text is not None and self._frame_size == screen.app.size and not (
+                    screen._layout_required or screen._scroll_required or screen._recompose_required
+            ) and screen._dirty_widgets <= {screen}:
                 screen._repaint_required = False  # what the push asked for: the whole screen, drawn here
                 screen._dirty_widgets.clear()
                 compositor._dirty_regions.clear()

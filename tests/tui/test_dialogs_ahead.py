@@ -333,6 +333,29 @@ async def test_the_dialog_made_ahead_is_laid_out_and_rendered_before_r_which_pai
         assert len(full) == 1  # and the push composed none itself
 
 
+async def test_a_frame_rendered_ahead_is_not_written_after_the_terminal_was_resized(held_project, monkeypatch):
+    """reply12: the frame the dialog's push writes is rendered while it is hidden, at the
+    terminal's size then. Resized since, the push lays the dialog out at the new size and draws
+    Textual's own frame; the frame kept ahead (the old size) is never written over it."""
+    project, _ = held_project
+    app = make_app(project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        hidden = [dialog_ahead(app)]
+        await wait_until(pilot, lambda: hidden[0] is not None and hidden[0].prepared)
+        await pilot.resize_terminal(120, 40)
+        await settle(pilot)
+        frames = frames_of(app, monkeypatch, lambda: hidden[0])
+        await pilot.press("r")
+        await settle(pilot)
+        assert app.screen is hidden[0] and f"> {BODY}" in screen_text(app)
+        kinds = [kind for kind, _, _ in frames]
+        assert "_WrittenAhead" not in kinds, kinds
+        assert frames[0][1] == frames[0][2]  # Textual's own full update at the new size
+
+
 async def test_the_first_reply_fills_the_empty_dialog_mounted_ahead_and_shows_as_one_made_on_the_key(
         held_project, monkeypatch):
     """Issue 35: composing, mounting and styling the compose dialog's ~25 widgets was most of an r
