@@ -71,6 +71,18 @@ def dialog_ahead(app) -> ComposeDialog | None:
     return None if kept is None else kept[1]
 
 
+async def prepared_dialog_ahead(app, pilot) -> ComposeDialog:
+    """Into INBOX, Enter on the newest message: its reply's dialog made ahead, once laid out and
+    rendered hidden (it has settled)."""
+    await open_inbox(app, pilot)
+    await pilot.press("enter")
+    await settle(pilot)
+    dialog = dialog_ahead(app)
+    assert dialog is not None
+    await wait_until(pilot, lambda: dialog.prepared)
+    return dialog
+
+
 async def r_while_the_read_is_held(app, pilot, proxy) -> None:
     """Enter and r on the message while the server holds its read (no dialog meanwhile), then
     the read let go: until the compose dialog shows, settled."""
@@ -299,12 +311,7 @@ async def test_the_dialog_made_ahead_is_laid_out_and_rendered_before_r_which_pai
     project, _ = held_project
     app = make_app(project)
     async with app.run_test(size=(140, 44)) as pilot:
-        await open_inbox(app, pilot)
-        await pilot.press("enter")
-        await settle(pilot)
-        hidden = [dialog_ahead(app)]
-        assert hidden[0] is not None
-        await wait_until(pilot, lambda: hidden[0].prepared)  # once it has settled, hidden
+        hidden = [await prepared_dialog_ahead(app, pilot)]
         rendered: list[str] = []
         full: list[bool] = []
 
@@ -340,11 +347,7 @@ async def test_a_frame_rendered_ahead_is_not_written_after_the_terminal_was_resi
     project, _ = held_project
     app = make_app(project)
     async with app.run_test(size=(140, 44)) as pilot:
-        await open_inbox(app, pilot)
-        await pilot.press("enter")
-        await settle(pilot)
-        hidden = [dialog_ahead(app)]
-        await wait_until(pilot, lambda: hidden[0] is not None and hidden[0].prepared)
+        hidden = [await prepared_dialog_ahead(app, pilot)]
         await pilot.resize_terminal(120, 40)
         await settle(pilot)
         frames = frames_of(app, monkeypatch, lambda: hidden[0])
