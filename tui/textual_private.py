@@ -139,6 +139,10 @@ class FrameAhead:
         self._frame_ahead = text
         self._frame_size = self.app.size  # type: ignore[attr-defined]
 
+    @property
+    def frame_kept(self) -> bool:
+        return self._frame_ahead is not None
+
     def drop_frame_ahead(self) -> None:
         """A change is coming (a fill): the frame kept ahead shows what was there before it."""
         self._frame_ahead = None
