@@ -38,6 +38,8 @@ from mailtriage.tui.textual_private import FrameAhead, css_updates, hidden, hidd
 #: Seconds the dialog mounted ahead is left unchanged before it is laid out and rendered, hidden
 #: (issue 35: its footer's keys come in a burst of changes, each a layout of its own).
 PREPARE_AFTER = 0.03
+#: Seconds after a filled dialog's prepare before its push's frame is rendered (FrameAhead).
+FRAME_AFTER = 0.001
 
 FIELDS = (("to", "To"), ("cc", "Cc"), ("subject", "Subject"), ("attach", "Attach"))
 
@@ -65,6 +67,7 @@ class ComposeDialog(FrameAhead, ModalScreen["ComposeForm | None"], bindings.KeyC
         self._ahead = False
         self._prepared = False
         self._prepare_timer: Timer | None = None
+        self._frame_timer: Timer | None = None  # the push's frame, rendered after a filled prepare
         #: Filled while hidden (``fill``): what changed is prepared at once, not after PREPARE_AFTER.
         self._filled = False
         #: Composed and mounted (its widgets can be filled: ``fill``).
@@ -239,11 +242,15 @@ class ComposeDialog(FrameAhead, ModalScreen["ComposeForm | None"], bindings.KeyC
             prepare_hidden(self, first=not self._prepared)
             self._prepared = True
             if self._filled:  # r is on its way (the reply built ahead is in): the frame its push writes
-                # too, in a turn of its own: an r that comes first shows the dialog without waiting for it
-                # (~5 ms more: in one step with the prepare, r typed as the body showed waited for both)
-                self.call_later(self._prepare_frame)
+                # too, in a step of the event loop of its own (a timer's: a message to the dialog ran in
+                # the same step), so an r that comes first does not wait for it (~5 ms more; in one
+                # step with the prepare, r typed as the body showed waited for both: tmux traces)
+                if self._frame_timer is not None:
+                    self._frame_timer.stop()
+                self._frame_timer = self.set_timer(FRAME_AFTER, self._prepare_frame)
 
     def _prepare_frame(self) -> None:
+        self._frame_timer = None
         if self._ahead and hidden(self) and not hidden_changed(self):  # else prepared again first
             self.keep_frame_ahead(prepare_hidden(self, first=False, frame=True))
 
