@@ -519,6 +519,9 @@ median over all runs 14.3 vs 14.7 (load 3, all slow), 14.0 vs 16.0 (load 5), 14.
   | 18:02 reply (7.1-8.6)           | 0.035  | 0.056 | 0.026 | 1.36x       | 2.17x     | <= 1x |
   | 18:05 reply, traced (4.8-5.0)   | 0.027  | 0.027 | 0.026 | 1.04x       | 1.04x     | <= 1x |
   | 18:06 reply, traced (2.9-3.2)   | 0.022  | 0.022 | 0.017 | 1.32x       | 1.32x     | <= 1x |
+  | 18:10 reply (2.2-2.6), final    | 0.026  | 0.024 | 0.016 | 1.55x       | 1.45x     | <= 1x |
+  | 18:10 open (2.2-2.6)            | 0.028  | 0.027 | 0.029 | 0.96x       | 0.93x     | <= 2x |
+  | 18:10 flag, f -> Ctrl+s         | 0.130  | 0.124 | 0.119 | 1.09x       | 1.04x     | <= 1x |
 
   The 17:13 run is before the change (both trees the base: the figure reproduced, 1.34x). The
   18:02 run had the frame rendered in the prepare's own step (r typed as the body showed waited
