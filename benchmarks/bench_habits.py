@@ -506,7 +506,8 @@ rendered ahead, on a timer's step after the prepare (0.1 ms instead of ~5); a pu
 draws one full frame; the text area's blink starts on the show without repainting it.
 Headless (bench_habits_headless --before, 3 processes each, UI CPU ms [wall]; the fast path):
 --ahead r -> the dialog's frame 3.8 [13.9] vs 8.4 [33.1], settled 11.1 vs 15.9 (load 10-13);
---at-once 3.3 vs 8.2, settled 11.3 vs 16.0 (load 5-13). In tmux, UI CPU from r's read to the
+--at-once 3.3 vs 8.2, settled 11.3 vs 16.0 (load 5-13); the final code (frame on a timer's step),
+--ahead at load 1.4-1.7: 3.6 [3.5] vs 8.6 [8.6]. In tmux, UI CPU from r's read to the
 end of the draft's frame: fast path 3.0-3.2 ms (runs that took it, load 5-10) vs 8.2-9.3 before;
 median over all runs 14.3 vs 14.7 (load 3, all slow), 14.0 vs 16.0 (load 5), 14.4 vs 17.0 (load 10).
 
