@@ -488,6 +488,56 @@ while Enter opens a thread wait until it is shown (Reading.after_open, 0.15 s at
   after its read); a step of theirs asked between the key's read and Enter's handling is not
   held (holding them after any key for 0.1 s broke tests/tui/test_dialogs_ahead.py's timing: not
   done); bench_read_newest --phases open (the 100k folder) was not run.
+
+reply12 (2026-12-04, 17:13-18:10 UTC). r's path traced in tmux (a scratch sitecustomize, not kept:
+the key's read on the input thread, every UI-thread loop step with its CPU, each frame's kind and
+bytes, the writer's flushes, on send-keys' clock; this flow only, ours and --before /work/base
+alternated with aerc, 6-10 processes a run). Two paths. Fast (the reply built ahead filled and
+the dialog prepared before r): the push (~1.5 ms of UI CPU) and one full update (~5 ms: every
+widget's cached lines cut and joined, the screen's background rendered again as the push's
+refresh drops it, escape codes; 23 kB). Slow: r comes before the fill is prepared, either
+handled at once and waiting for the build's worker (~1 ms of work, 2-4 ms to start and hand
+back at load 3, 10-30 ms under load) or queued behind its DraftBuiltAhead; the fill and the push
+come in one step, and the push's update lays the dialog out, renders the changed widgets and
+drew two full frames (the layout's, then the push's repaint of the same screen): ~8-10 ms of UI
+CPU. The slow path is the benchmark's: 10 of 10 runs at load 3, 5 of 6 at load 4, 6-9 of 10
+at load 5-15. Now (textual_private.FrameAhead): a filled dialog's push writes its full frame
+rendered ahead, on a timer's step after the prepare (0.1 ms instead of ~5); a push that lays out
+draws one full frame; the text area's blink starts on the show without repainting it.
+Headless (bench_habits_headless --before, 3 processes each, UI CPU ms [wall]; the fast path):
+--ahead r -> the dialog's frame 3.8 [13.9] vs 8.4 [33.1], settled 11.1 vs 15.9 (load 10-13);
+--at-once 3.3 vs 8.2, settled 11.3 vs 16.0 (load 5-13); the final code (frame on a timer's step),
+--ahead at load 1.4-1.7: 3.6 [3.5] vs 8.6 [8.6]. In tmux, UI CPU from r's read to the
+end of the draft's frame: fast path 3.0-3.2 ms (runs that took it, load 5-10) vs 8.2-9.3 before;
+median over all runs 14.3 vs 14.7 (load 3, all slow), 14.0 vs 16.0 (load 5), 14.4 vs 17.0 (load 10).
+
+  | run (load)                     | before | ours  | aerc  | before/aerc | ours/aerc | goal  |
+  |--------------------------------|--------|-------|-------|-------------|-----------|-------|
+  | 17:13 reply (3.7-5.0), A/A      | 0.026  | 0.024 | 0.018 | 1.42x       | 1.34x     | <= 1x |
+  | 17:40 reply (4.8-11.9)          | 0.064  | 0.047 | 0.033 | 1.92x       | 1.41x     | <= 1x |
+  | 17:40 open (4.8-11.9)           | 0.081  | 0.045 | 0.043 | 1.88x       | 1.03x     | <= 2x |
+  | 17:47 reply (17.6-19.0)         | 0.112  | 0.103 | 0.068 | 1.66x       | 1.52x     | <= 1x |
+  | 18:02 reply (7.1-8.6)           | 0.035  | 0.056 | 0.026 | 1.36x       | 2.17x     | <= 1x |
+  | 18:05 reply, traced (4.8-5.0)   | 0.027  | 0.027 | 0.026 | 1.04x       | 1.04x     | <= 1x |
+  | 18:06 reply, traced (2.9-3.2)   | 0.022  | 0.022 | 0.017 | 1.32x       | 1.32x     | <= 1x |
+  | 18:10 reply (2.2-2.6), final    | 0.026  | 0.024 | 0.016 | 1.55x       | 1.45x     | <= 1x |
+  | 18:10 open (2.2-2.6)            | 0.028  | 0.027 | 0.029 | 0.96x       | 0.93x     | <= 2x |
+  | 18:10 flag, f -> Ctrl+s         | 0.130  | 0.124 | 0.119 | 1.09x       | 1.04x     | <= 1x |
+
+  The 17:13 run is before the change (both trees the base: the figure reproduced, 1.34x). The
+  18:02 run had the frame rendered in the prepare's own step (r typed as the body showed waited
+  for both: since rendered on a timer's step, the traced runs after it). Single replies spread
+  0.006-0.066 (ours) and 0.024-0.104 (before) at 18:02: at these loads the spread of one build
+  is wider than the ~5 ms of UI CPU saved, and the runs mostly took the slow path, where ours
+  and the base do the same work less one full frame. The goal (<= aerc) is not met: ~1.3x at load 3.
+
+  Left: the slow path. From r's read to the draft's frame at load 3: the build's hand-off (2-4
+  ms), the fill and the push (~2 ms), the screen's messages (~1.5 ms), then the push's update
+  (~8 ms: headless, the full update ~8 with the text area's lines ~2, the reflow ~2), the
+  writer's flush (~1-4 ms) and tmux. Building the reply for the message under the cursor when
+  its read ahead lands (before Enter), or on the UI thread when it needs no I/O, would let the
+  fill, its prepare and its frame be ready before r; the fill's layout (five Layout requests
+  for widgets whose size does not change) could be skipped. Neither done here.
 """
 
 from __future__ import annotations

@@ -13,6 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rich._wrap import divide_line  # what Content wraps a line with (a private module of rich)
+from rich.segment import Segment
+from textual._compositor import CompositorUpdate  # what App._display writes (FrameAhead)
 from textual.strip import Strip
 # The footer's own key widget (a private module): tui/footer.py draws its keys as one and docks one.
 from textual.widgets._footer import Footer, FooterKey
@@ -20,7 +22,7 @@ from textual.widgets._footer import Footer, FooterKey
 __all__ = ["FooterKey", "MEMBERS"]
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from rich.console import Console, ConsoleOptions, RenderResult
     from rich.terminal_theme import TerminalTheme
     from textual.app import App
     from textual.driver import Driver
@@ -58,6 +60,10 @@ MEMBERS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("textual.screen", "Screen", "_on_timer_update", ("method",)),
     ("textual.drivers.linux_driver", "LinuxDriver", "_writer_thread", ("attribute",)),
     ("textual.drivers._writer_thread", "WriterThread", "_queue", ("attribute",)),
+    ("textual.app", "App", "_display", ("method", "screen", "renderable")),
+    ("textual.app", "App", "_batch_count", ("attribute",)),
+    ("textual.screen", "Screen", "_recompose_required", ("attribute",)),
+    ("textual._compositor", "", "CompositorUpdate", ("class", "object")),
 )
 
 
@@ -105,6 +111,70 @@ class FrameAtIdle:
         if self._frame_at_idle and screen._layout_required:
             self._frame_at_idle = False
             screen._on_timer_update()  # what the timer's tick runs (nothing drawn when not current)
+
+
+class FrameAhead:
+    """A screen mounted hidden whose first frame once pushed is written from text rendered while
+    it was hidden (a mixin, before the Screen's class; ``keep_frame_ahead`` with what
+    ``prepare_hidden(frame=True)`` returns).
+
+    The push of a screen prepared hidden still drew one full update on r's path (issue 35, tmux
+    traces of bench_habits: ~5 ms of the UI thread at load 4, most of r's): every widget's cached
+    lines cut and joined into the screen's, the screen's own background rendered again (the
+    push's ``refresh`` drops its lines) and the whole turned into escape codes. The dialog is
+    opaque: nothing of the screen below shows, so that frame is known before the push. Kept
+    while nothing changed: a layout, a scroll or a widget's update pending at the push (each
+    reaches the screen before its update), or a terminal resized since, draws Textual's own
+    frame instead.
+
+    Also, a push's update that lays the screen out when the whole screen is to be painted
+    anyway (prepared hidden, changed since) drew two full frames: the layout's, then the
+    push's repaint of the same lines (23 kB each on a 160 x 50 terminal): one now."""
+
+    _frame_ahead: str | None = None
+    _frame_size: object = None  # the terminal's size it was rendered at
+
+    def keep_frame_ahead(self, text: str | None) -> None:
+        """Keep ``text``, the full frame the push will write (``prepare_hidden(frame=True)``)."""
+        self._frame_ahead = text
+        self._frame_size = self.app.size  # type: ignore[attr-defined]
+
+    @property
+    def frame_kept(self) -> bool:
+        return self._frame_ahead is not None
+
+    def drop_frame_ahead(self) -> None:
+        """A change is coming (a fill): the frame kept ahead shows what was there before it."""
+        self._frame_ahead = None
+
+    def _on_timer_update(self) -> None:
+        screen: Screen = self  # type: ignore[assignment]
+        if screen.is_current and not screen.app._batch_count:  # (a tick while hidden draws nothing)
+            text, self._frame_ahead = self._frame_ahead, None  # once: a later update is Textual's
+            compositor = screen._compositor
+            if text is not None and self._frame_size == screen.app.size and not (
+                    screen._layout_required or screen._scroll_required or screen._recompose_required
+            ) and screen._dirty_widgets <= {screen}:
+                screen._repaint_required = False  # what the push asked for: the whole screen, drawn here
+                screen._dirty_widgets.clear()
+                compositor._dirty_regions.clear()
+                screen.app._display(screen, _WrittenAhead(text))
+            elif screen._layout_required and compositor.size.region in compositor._dirty_regions:
+                screen._repaint_required = False  # the layout's frame is a full update already
+        super()._on_timer_update()  # type: ignore[misc]
+
+
+class _WrittenAhead(CompositorUpdate):
+    """A frame rendered ahead, as ``App._display`` writes a compositor's update."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield Segment(self.text)  # as a renderable (App._display writes render_segments' text)
+
+    def render_segments(self, console: Console) -> str:
+        return self.text
 
 
 def mark_bindings_ready(footer: Footer) -> None:
@@ -242,18 +312,20 @@ def hidden_changed(screen: Screen) -> bool:
                 or screen._dirty_widgets)
 
 
-def prepare_hidden(screen: Screen, first: bool) -> None:
+def prepare_hidden(screen: Screen, first: bool, frame: bool = False) -> str | None:
     """Lay a hidden ``screen`` out at the app's size and render its lines, writing nothing: what
     the push's ``ScreenResume`` does (``Screen._refresh_layout`` when the screen's size is not the
     app's, then a full update) less the writing, done while it is hidden. Its widgets get their
     sizes (and their Resize and Show events) now and keep their lines in their own caches, so
     the push finds its size unchanged and composes cached lines; a widget that changes later
     renders again then, as it would have. ``first``: lay out even with nothing pending.
+    ``frame``: render the whole screen and return the text its push's full update writes
+    (``FrameAhead``), else None.
 
     The whole screen stays to be painted (a full update clears the compositor's dirty regions:
     the screen's region is put back), so the first frame of the push is a full update."""
-    if not hidden(screen) or not (first or hidden_changed(screen)):
-        return
+    if not hidden(screen) or not (first or frame or hidden_changed(screen)):
+        return None
     compositor = screen._compositor
     compositor._dirty_regions.clear()  # the whole screen's region, put back below
     if first or screen._layout_required or screen._scroll_required:
@@ -262,13 +334,16 @@ def prepare_hidden(screen: Screen, first: bool) -> None:
     compositor.update_widgets(screen._dirty_widgets)  # and what asked for a repaint
     screen._dirty_widgets.clear()
     screen._repaint_required = False
-    if first:
-        compositor.render_full_update()
+    text = None
+    if first or frame:
+        update = compositor.render_full_update()
+        text = update.render_segments(screen.app.console) if frame else None
     else:  # what changed since (a key of the footer, a blink of the cursor) renders alone
         compositor.render_partial_update()
     compositor._dirty_regions.add(compositor.size.region)
     if first:
         start_update_timer(screen)
+    return text
 
 
 def start_update_timer(screen: Screen) -> None:

@@ -46,10 +46,41 @@ def started_screens(monkeypatch) -> list:
     return started
 
 
+def frames_of(app, monkeypatch, screen_of) -> list[tuple[str, str, str | None]]:
+    """A spy that calls through: each frame ``App._display`` gets (headless, it writes nothing) for
+    the screen ``screen_of()`` names: (its kind, the text it writes, Textual's own full update of
+    that screen at that moment for its first frame, else None)."""
+    from mailtriage.tui.textual_private import full_frame
+
+    frames: list = []
+    real = app._display
+
+    def display(screen, renderable):
+        if renderable is not None and screen is screen_of():
+            text = renderable.render_segments(app.console)
+            own = None if frames else full_frame(screen, app.console)
+            frames.append((type(renderable).__name__, text, own))
+        return real(screen, renderable)
+    monkeypatch.setattr(app, "_display", display)
+    return frames
+
+
 def dialog_ahead(app) -> ComposeDialog | None:
     """The compose dialog made ahead, hidden, for the reply to the message in the reading pane."""
     kept = app.main.composing._dialog_ahead
     return None if kept is None else kept[1]
+
+
+async def prepared_dialog_ahead(app, pilot) -> ComposeDialog:
+    """Into INBOX, Enter on the newest message: its reply's dialog made ahead, once laid out and
+    rendered hidden (it has settled)."""
+    await open_inbox(app, pilot)
+    await pilot.press("enter")
+    await settle(pilot)
+    dialog = dialog_ahead(app)
+    assert dialog is not None
+    await wait_until(pilot, lambda: dialog.prepared)
+    return dialog
 
 
 async def r_while_the_read_is_held(app, pilot, proxy) -> None:
@@ -269,8 +300,10 @@ async def test_the_dialog_made_ahead_is_laid_out_and_rendered_before_r_which_pai
                                                                                          monkeypatch):
     """Issue 35: the push of the dialog mounted ahead laid out its widgets and rendered every line
     of them (its footer's keys most) between r and the draft on the screen. Laid out and rendered
-    while hidden, its push renders no line of a widget of it again (the screen's own background
-    only) and still paints the whole screen (a full update, not the lines changed since)."""
+    while hidden, its push renders no line of a widget of it again and still paints the whole
+    screen (a full update, not the lines changed since). reply12: that frame, the whole screen
+    composed from cached lines (~5 ms of r's UI time in tmux), is rendered ahead too: the push
+    composes nothing and writes what Textual's own full update of the dialog writes."""
     from textual._compositor import Compositor
     from textual.widget import Widget
     from textual.widgets import TextArea
@@ -278,12 +311,7 @@ async def test_the_dialog_made_ahead_is_laid_out_and_rendered_before_r_which_pai
     project, _ = held_project
     app = make_app(project)
     async with app.run_test(size=(140, 44)) as pilot:
-        await open_inbox(app, pilot)
-        await pilot.press("enter")
-        await settle(pilot)
-        hidden = [dialog_ahead(app)]
-        assert hidden[0] is not None
-        await wait_until(pilot, lambda: hidden[0].prepared)  # once it has settled, hidden
+        hidden = [await prepared_dialog_ahead(app, pilot)]
         rendered: list[str] = []
         full: list[bool] = []
 
@@ -301,11 +329,34 @@ async def test_the_dialog_made_ahead_is_laid_out_and_rendered_before_r_which_pai
             full.append(app.screen is hidden[0])
             return real_full(self, *args, **kwargs)
         monkeypatch.setattr(Compositor, "render_full_update", render_full_update)
+        frames = frames_of(app, monkeypatch, lambda: hidden[0])
         await pilot.press("r")
         await settle(pilot)
         assert app.screen is hidden[0] and f"> {BODY}" in screen_text(app)
         assert rendered == []
-        assert full[:1] == [True]  # the push's first frame is the whole screen
+        _, written, own = frames[0]
+        assert full[:1] == [True]  # Textual's own full update of it, made by the spy for the comparison
+        assert written == own and f"> {BODY}" in written  # the whole screen, as Textual writes it
+        assert len(full) == 1  # and the push composed none itself
+
+
+async def test_a_frame_rendered_ahead_is_not_written_after_the_terminal_was_resized(held_project, monkeypatch):
+    """reply12: the frame the dialog's push writes is rendered while it is hidden, at the
+    terminal's size then. Resized since, the push lays the dialog out at the new size and draws
+    Textual's own frame; the frame kept ahead (the old size) is never written over it."""
+    project, _ = held_project
+    app = make_app(project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        hidden = [await prepared_dialog_ahead(app, pilot)]
+        await pilot.resize_terminal(120, 40)
+        await settle(pilot)
+        frames = frames_of(app, monkeypatch, lambda: hidden[0])
+        await pilot.press("r")
+        await settle(pilot)
+        assert app.screen is hidden[0] and f"> {BODY}" in screen_text(app)
+        kinds = [kind for kind, _, _ in frames]
+        assert "_WrittenAhead" not in kinds, kinds
+        assert frames[0][1] == frames[0][2]  # Textual's own full update at the new size
 
 
 async def test_the_first_reply_fills_the_empty_dialog_mounted_ahead_and_shows_as_one_made_on_the_key(
@@ -365,8 +416,14 @@ async def test_a_compose_on_the_key_fills_the_empty_dialog_too(held_project, mon
         await pilot.press("down")
         await settle(pilot)  # the report is read ahead
         started = started_screens(monkeypatch)
+        frames = frames_of(app, monkeypatch, lambda: blank)
         await r_while_the_read_is_held(app, pilot, proxy)
         assert app.screen is blank and started == []
+        # filled and pushed in one turn, its push lays it out: one full frame, not that and the
+        # push's repaint of the same screen at once again (reply12: two frames of 23 kB in tmux)
+        kinds = [kind for kind, _, _ in frames]
+        assert kinds[:1] == ["LayoutUpdate"] and kinds[1:2] != ["LayoutUpdate"], kinds
+        assert frames[0][1] == frames[0][2]  # as Textual's own full update of it
         assert blank.query_one("#compose-subject", Input).value == "Re: Heap overflow in the frob parser"
         filled = app.export_screenshot()  # with the receipt/reply switch (^r) the empty one had not
         assert "Receipt/reply" in screen_text(app)

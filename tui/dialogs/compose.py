@@ -33,16 +33,18 @@ from mailtriage.tui import bindings
 from mailtriage.tui.dialogs import DIALOG_CSS
 from mailtriage.tui.footer import KeyFooter
 from mailtriage.tui.sanitize import inert, inert_text
-from mailtriage.tui.textual_private import css_updates, hidden, hidden_changed, prepare_hidden
+from mailtriage.tui.textual_private import FrameAhead, css_updates, hidden, hidden_changed, prepare_hidden
 
 #: Seconds the dialog mounted ahead is left unchanged before it is laid out and rendered, hidden
 #: (issue 35: its footer's keys come in a burst of changes, each a layout of its own).
 PREPARE_AFTER = 0.03
+#: Seconds after a filled dialog's prepare before its push's frame is rendered (FrameAhead).
+FRAME_AFTER = 0.001
 
 FIELDS = (("to", "To"), ("cc", "Cc"), ("subject", "Subject"), ("attach", "Attach"))
 
 
-class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
+class ComposeDialog(FrameAhead, ModalScreen["ComposeForm | None"], bindings.KeyContext):
     CSS_PATH = DIALOG_CSS
     key_context = "ComposeDialog"
     BINDINGS = bindings.COMPOSE
@@ -65,6 +67,7 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
         self._ahead = False
         self._prepared = False
         self._prepare_timer: Timer | None = None
+        self._frame_timer: Timer | None = None  # the push's frame, rendered after a filled prepare
         #: Filled while hidden (``fill``): what changed is prepared at once, not after PREPARE_AFTER.
         self._filled = False
         #: Composed and mounted (its widgets can be filled: ``fill``).
@@ -92,6 +95,7 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
         ahead and not shown: it then shows what ``ComposeDialog(forms, where=..., note=...)``
         would (tests/tui/test_dialogs_ahead.py compares the screens)."""
         keys = self._keys_offered()
+        self.drop_frame_ahead()  # kept again once the fill is prepared (_prepare)
         self._filled = True
         self.forms = dict(forms)
         self.key = next(iter(self.forms))
@@ -174,10 +178,25 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
         # it was not shown; mounted ahead and styled then, nothing has if the key is the same.
         styled_for, self._styled_for = self._styled_for, None  # once: a later resume restyles
         if self._ahead:  # its cursor blinks once shown (hidden, each blink was a render and a prepare)
-            self.query_one("#compose-body", TextArea).cursor_blink = self._cursor_blink
+            self._blink_from_now()
         self._ahead = False  # shown: Textual's own updates from now on
         if styled_for is not None and styled_for == self._style_key():
             event.refresh_styles = False
+        else:  # restyled on the push (a theme changed meanwhile): its frame is Textual's
+            self.drop_frame_ahead()
+
+    def _blink_from_now(self) -> None:
+        """The cursor blinks (as set) from the show, shown first as it was rendered hidden: drawn,
+        at the focus. Set as the reactive would, without its repaint of the whole text area (the
+        push's frame is the one rendered ahead, FrameAhead; the first blink repaints its line)."""
+        area = self.query_one("#compose-body", TextArea)
+        if area.cursor_blink == self._cursor_blink:
+            return
+        area.set_reactive(TextArea.cursor_blink, self._cursor_blink)
+        if self._cursor_blink and area.has_focus:
+            area.blink_timer.reset()  # the first blink half a second from now, as a focus starts it
+        else:
+            area.blink_timer.pause()
 
     def on_mount(self) -> None:
         if not self.query("#compose-body"):  # let go before it was composed (Textual mounts nothing
@@ -213,14 +232,27 @@ class ComposeDialog(ModalScreen["ComposeForm | None"], bindings.KeyContext):
 
     @property
     def prepared(self) -> bool:
-        """Mounted ahead, and laid out and rendered while hidden since its last change."""
-        return self._prepared and self._prepare_timer is None
+        """Mounted ahead, and laid out and rendered while hidden since its last change (filled:
+        its push's frame too, ``FrameAhead``)."""
+        return self._prepared and self._prepare_timer is None and (not self._filled or self.frame_kept)
 
     def _prepare(self) -> None:
         self._prepare_timer = None
         if self._ahead and hidden(self):
             prepare_hidden(self, first=not self._prepared)
             self._prepared = True
+            if self._filled:  # r is on its way (the reply built ahead is in): the frame its push writes
+                # too, in a step of the event loop of its own (a timer's: a message to the dialog ran in
+                # the same step), so an r that comes first does not wait for it (~5 ms more; in one
+                # step with the prepare, r typed as the body showed waited for both: tmux traces)
+                if self._frame_timer is not None:
+                    self._frame_timer.stop()
+                self._frame_timer = self.set_timer(FRAME_AFTER, self._prepare_frame)
+
+    def _prepare_frame(self) -> None:
+        self._frame_timer = None
+        if self._ahead and hidden(self) and not hidden_changed(self):  # else prepared again first
+            self.keep_frame_ahead(prepare_hidden(self, first=False, frame=True))
 
     # -- the form in the widgets ------------------------------------------------------
     def _load(self, form: ComposeForm) -> None:
