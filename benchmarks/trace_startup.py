@@ -249,8 +249,9 @@ def launch(folder, *, demo):
     wrap(getattr(listing, "Listing", MainScreen), "start_first_listing", "app: first listing starts")
     from mailtriage.tui import first_screen as first_screen_module
     from mailtriage.tui.first_screen import FirstScreen
-    if os.environ.get("TRACE_FIRST_PAGE_WAIT"):  # --first-page-wait: the cold start's wait on the UI thread
-        first_screen_module.FIRST_PAGE_WAIT = float(os.environ["TRACE_FIRST_PAGE_WAIT"])
+    if os.environ.get("TRACE_FIRST_PAGE_WAIT"):  # --first-page-wait: the opening's wait (before: the UI thread's)
+        name = "OPENING_WAITS_FOR_PAGE" if hasattr(first_screen_module, "OPENING_WAITS_FOR_PAGE") else "FIRST_PAGE_WAIT"
+        setattr(first_screen_module, name, float(os.environ["TRACE_FIRST_PAGE_WAIT"]))
     if hasattr(FirstScreen, "first_page_for_first_frame"):
         original_page = FirstScreen.first_page_for_first_frame
         @functools.wraps(original_page)
@@ -262,6 +263,9 @@ def launch(folder, *, demo):
                      f"(the UI thread waited {(time.perf_counter() - before) * 1000:.0f} ms)")
             return page
         FirstScreen.first_page_for_first_frame = first_page_for_first_frame
+    if hasattr(FirstScreen, "_watch_for_first_page"):  # first12: the page taken by the event loop, after the first frame
+        wrap(FirstScreen, "_watch_for_first_page", "app: the event loop watches for the first page")
+        wrap(getattr(listing, "Listing", MainScreen), "show_first_page", "app: first page shown (UI)")
     if hasattr(FirstScreen, "open_held_enter"):  # the held Enter acted at its release (not posted)
         original_open = FirstScreen.open_held_enter
         @functools.wraps(original_open)
@@ -365,9 +369,9 @@ def run_once(workdir: Path, trace: Path, *, key: bool, profile: Path | None = No
     return steps
 
 
-def imap_project(tmp: Path, server: Path) -> dict[str, str]:
+def imap_project(tmp: Path, server: Path, port: int | None = None) -> dict[str, str]:
     """The environment of a start on the folder ``bench_read_newest.py --serve`` keeps (its config,
-    project and password, as that benchmark writes them)."""
+    project and password, as that benchmark writes them); ``port``: reached there instead (a proxy's)."""
     import json
     from types import SimpleNamespace
 
@@ -380,7 +384,7 @@ def imap_project(tmp: Path, server: Path) -> dict[str, str]:
     keyring_file = tmp / "keyring.json"
     os.environ["MAILTRIAGE_BENCH_KEYRING"] = str(keyring_file)
     FileKeyring().set_password("mailtriage", "imap:bench-read", user.password)
-    config, project = write_project(tmp, "read", reached["port"], user)
+    config, project = write_project(tmp, "read", reached["port"] if port is None else port, user)
     return {"MAILTRIAGE_CONFIG_DIR": str(config), "MAILTRIAGE_DATA_DIR": str(tmp / "data"),
             "MAILTRIAGE_BENCH_KEYRING": str(keyring_file), "PYTHON_KEYRING_BACKEND": "file_keyring.FileKeyring",
             "PYTHONPATH": str(ROOT / "benchmarks"), "TRACE_STARTUP_ARGS": f"--project\t{project}"}
@@ -414,7 +418,11 @@ def main() -> int:
                         "kept frame: the cache removed before each), Enter typed when the newest subject shows")
     parser.add_argument("--first-page-wait", type=float, metavar="SECONDS",
                         help="with --cold: this checkout once more, alternated, with tui/first_screen.py's "
-                        "FIRST_PAGE_WAIT (how long the main screen's mount waits for the child's first page) set so")
+                        "OPENING_WAITS_FOR_PAGE (how long the app's own opening waits, on a timer, for the child's "
+                        "first page; before first12 FIRST_PAGE_WAIT, the main screen's wait for it) set so")
+    parser.add_argument("--round-trip", type=float, metavar="MS",
+                        help="with --server: reach it through a loopback proxy that delays each direction by half "
+                        "of this (benchmarks/delay_proxy.py: a server across a network)")
     args = parser.parse_args()
     cold = None
     if args.cold:
@@ -432,7 +440,14 @@ def main() -> int:
     results: dict[str, list[dict[str, tuple[float, float]]]] = {name: [] for name in subjects}
     with tempfile.TemporaryDirectory(prefix="mailtriage-trace-startup-") as tmp:
         workdirs = {}
-        imap = None if args.server is None else imap_project(Path(tmp), args.server)
+        proxy = None
+        if args.server is not None and args.round_trip:
+            from delay_proxy import DelayProxy
+
+            proxy = DelayProxy(json.loads(args.server.read_text(encoding="utf-8"))["port"], args.round_trip / 1000)
+            print(f"through a proxy of a {args.round_trip:g} ms round trip")
+        imap = None if args.server is None else imap_project(Path(tmp), args.server,
+                                                              None if proxy is None else proxy.port)
         for i, (name, (python, cwd, _extra)) in enumerate(subjects.items()):
             workdirs[name] = Path(tmp) / f"subject{i}"
             (workdirs[name] / "config").mkdir(parents=True)

@@ -207,9 +207,13 @@ class FirstScreen:
             self._stop_watching()
             self._open_session()
 
+        def stop() -> None:
+            loop.remove_reader(child.fd)
+            timer.stop()
+
         loop.add_reader(child.fd, came)
         timer = self.set_timer(OPENING_WAITS_FOR_PAGE, not_yet)
-        self._page_watch = lambda: (loop.remove_reader(child.fd), timer.stop())
+        self._page_watch = stop
 
     def _stop_watching(self) -> None:
         stop, self._page_watch = self._page_watch, None

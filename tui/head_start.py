@@ -264,7 +264,8 @@ class ForkedHeadStart:
         deadline = time.monotonic() + timeout
         while not self._pipe.acquire(timeout=0.25):  # the read ahead's thread reads the frame before
             if cancelled() or time.monotonic() >= deadline:
-                return self._gave_up(timeout, deadline, cancelled)
+                self._gave_up(timeout, deadline, cancelled)
+                return None
         try:
             part: object = self._pending if self._pending is not None else self._receive(deadline, cancelled)
             self._pending = None
@@ -274,7 +275,8 @@ class ForkedHeadStart:
         finally:
             self._pipe.release()
         if not isinstance(part, ListingPart):
-            return self._gave_up(timeout, deadline, cancelled)
+            self._gave_up(timeout, deadline, cancelled)
+            return None
         self.listed = self.listed or part.whole
         if part.read_follows is not None:  # in the next frame, received by a thread of its own as it comes
             with self._read_lock:
