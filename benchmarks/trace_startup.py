@@ -265,7 +265,8 @@ def launch(folder, *, demo):
         FirstScreen.first_page_for_first_frame = first_page_for_first_frame
     if hasattr(FirstScreen, "_watch_for_first_page"):  # first12: the page taken by the event loop, after the first frame
         wrap(FirstScreen, "_watch_for_first_page", "app: the event loop watches for the first page")
-        wrap(getattr(listing, "Listing", MainScreen), "show_first_page", "app: first page shown (UI)")
+        wrap(FirstScreen, "_stop_watching", "app: the watch ends (the page came, or the opening's timer)")
+        wrap(FirstScreen, "_take_first_page", "app: first page taken (UI)")
     if hasattr(FirstScreen, "open_held_enter"):  # the held Enter acted at its release (not posted)
         original_open = FirstScreen.open_held_enter
         @functools.wraps(original_open)
