@@ -1,7 +1,7 @@
 """Where a start's time goes: timestamps at each start-up step of ``mailtriage --demo`` (issue 33).
 
     .venv/bin/python benchmarks/trace_startup.py [--runs 3] [--no-key] [--compare DIR] [--no-first-paint]
-        [--profile FILE] [--server FILE [--cold]]   (TRACE_STARTUP_DETAIL=1: also Textual's layouts, renders, CSS passes and frames)
+        [--profile FILE] [--server FILE [--cold] [--round-trip MS] [--first-page-wait SECONDS]]   (TRACE_STARTUP_DETAIL=1: also Textual's layouts, renders, CSS passes and frames)
 
 ``--cold`` (with ``--server``): each run a cold start instead (the cache removed before it: no summary
 cache, no kept frame), Enter typed when the newest subject is first on the terminal; the child's frames
@@ -243,6 +243,14 @@ def launch(folder, *, demo):
     wrap(ForkedHeadStart, "_keep_read", "read ahead received (a worker)")
     wrap(ForkedHeadStart, "next_listing", "app: child's first listing part received (a worker)")
     wrap(getattr(listing_module, "Listing", MainScreen), "loaded", "app: first rows loaded (UI)")
+    loaded_rows = getattr(listing_module, "Listing", MainScreen).loaded
+    @functools.wraps(loaded_rows)
+    def loaded_whole(self, message):
+        result = loaded_rows(self, message)
+        if not message.partial:
+            mark("app: the whole window shown (UI)")
+        return result
+    getattr(listing_module, "Listing", MainScreen).loaded = loaded_whole
     from mailtriage.application import Service
     around(Service, "open", "project opening")  # the app's own (the child's is in its head start)
     from mailtriage.tui.controllers import listing  # the listing component (a mixin of MainScreen before)
@@ -433,7 +441,7 @@ def main() -> int:
     print(f"load average: {os.getloadavg()[0]:.1f}")
     subjects = {"this checkout": (sys.executable, ROOT, {})}
     if args.first_page_wait is not None:
-        subjects[f"this checkout, FIRST_PAGE_WAIT = {args.first_page_wait:g}"] = (
+        subjects[f"this checkout, OPENING_WAITS_FOR_PAGE = {args.first_page_wait:g}"] = (
             sys.executable, ROOT, {"TRACE_FIRST_PAGE_WAIT": str(args.first_page_wait)})
     if args.compare is not None:
         other = args.compare.resolve()

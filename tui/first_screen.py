@@ -23,11 +23,13 @@ from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.head_start import (FIRST_FRAME_WAIT, FIRST_PAGE, READ_AHEAD_WAIT, ForkedHeadStart, HeadStart,
                                        ListingPart, adopt_records, read_head_start)
 
-#: How long a cold start's own project opening waits for the child's first page when the first frame
-#: was drawn without it (a timer: the UI thread does not wait). Started at once, the opening's imports
-#: held the interpreter when the page came: its rows ~0.1 s after it was sent, not ~0.03 s
-#: (benchmarks/trace_startup.py, a 16 ms round trip). Then the listing takes the page as it comes.
-OPENING_WAITS_FOR_PAGE = 0.1
+#: How long (from the main screen's mount) a cold start's own project opening waits for the child's
+#: first page when the first frame was drawn without it (a timer: the UI thread does not wait); then
+#: the listing takes the page as it comes. Started before the page came, the opening's imports held
+#: the interpreter when it came: on screen 0.2-0.4 s after it was sent at a 50 ms round trip, against
+#: ~0.03 s taken by the event loop before the opening (0.1 s here let the opening start first in every
+#: such start: benchmarks/trace_startup.py, first12).
+OPENING_WAITS_FOR_PAGE = 0.4
 
 if TYPE_CHECKING:
     from mailtriage.core.settings import UserSettings
