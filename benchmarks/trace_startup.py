@@ -131,6 +131,30 @@ direction (/tmp, not kept: a remote server's round trip), load 3-5, seconds, med
   read ahead served after the opening too (until the listing is whole, as tui/head_start.py says it is),
   then this measured again. bench_startup.py --runs 5 --compare (the demo: a warm head start, not this path),
   load 11-12: first key acts 1.044 s (base 1.061 s).
+2026-12-04 (branch first12), built as audit36 asked. The read ahead after a cold first page is received on a
+thread of its own as soon as it comes (ForkedHeadStart.next_listing starts it), before or after the app's own
+opening, and offered to the reader until the listing is whole. The main screen takes the page only when it is
+in the pipe at its mount (select with no timeout); else the first frame is drawn without it, the event loop
+watches the pipe (loop.add_reader) and shows the page when it comes, and the app's opening starts after that
+frame, or OPENING_WAITS_FOR_PAGE after the mount (a timer). FIRST_PAGE_WAIT is gone. ``--round-trip MS`` is
+the proxy (benchmarks/delay_proxy.py). 20k Dovecot folder, ``--cold``, this checkout and /work/base
+alternated, seconds from the spawn, medians (paired: the median of this minus base, run by run):
+  | round trip, runs, load | newest subject          | Enter dispatched        | body on screen          |
+  | 50 ms, 12, 9 (wait .1) | 1.122 / 1.195 (-0.168)  | 1.133 / 1.218 (-0.171)  | 1.160 / 1.338 (-0.165)  |
+  | 50 ms, same (wait .4)  | 0.920 / 1.195 (-0.175)  | 0.928 / 1.218 (-0.164)  | 1.221 / 1.338 (-0.038)  |
+  | 16 ms, 10, 10-17 (.1)  | 2.513 / 2.924 (-0.168)  | 2.589 / 3.028 (-0.169)  | 2.998 / 3.365 (-0.118)  |
+  | 16 ms, 15, 10->6.7 (.1)| 0.967 / 0.866 (+0.077)  | 0.989 / 0.879 (+0.064)  | 1.133 / 1.044 (-0.125)  |
+  | 0 ms, 10, 12.5 (.1)    | 2.246 / 2.233 (-0.205)  | 2.327 / 2.276 (-0.160)  | 2.515 / 2.428 (-0.158)  |
+  At load 10-17 the app mounts late and the page is in the pipe at the mount in most starts of both (the same
+  path then), so those rows mostly measure the load. What the change does, seen in each start's steps: the
+  read ahead received 0.01-0.04 s (median) after the child sent it, against 0.03-0.19 s, up to 0.5-0.76 s,
+  when the base's listing was in its sources check; the UI thread no longer waits at the mount (the base:
+  100-113 ms whenever the page had not come). The cost: a page that comes just after the mount waits for the
+  empty first frame's layout and render (~50-80 ms of UI CPU at this load), then its rows' layout (~15-25 ms);
+  the base's wait put it in that first frame. At 50 ms the page came 0.1-0.33 s after the mount: with the
+  opening's timer at 0.1 s the opening started first in 12 of 12 and the page was on screen 0.30 s after it
+  was sent (base 0.28 s: the listing's worker beside the opening's imports, audit36's finding); at 0.4 s the
+  event loop took it first in 12 of 12, on screen 0.03 s after it was sent. Kept, with 0.4 s.
 """
 
 from __future__ import annotations
