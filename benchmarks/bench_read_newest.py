@@ -316,6 +316,8 @@ warm 1.62x).
   change, and the goal cannot be judged; the quiet re-measure decides. What could cost under such a load:
   the first page then comes well after the main screen mounts, so FIRST_PAGE_WAIT (0.1 s) delays the empty
   first frame for nothing; if the quiet figures show no gain, FIRST_PAGE_WAIT = 0 is the one-line check.
+  (first12, same day: FIRST_PAGE_WAIT removed, the page taken by the event loop when it comes and the read
+  ahead by a thread of its own; figures in trace_startup.py's docstring.)
 
 open10 (2026-12-04), 100,001 messages (the lead's ``--serve`` folder), ``--server FILE --phases open
 --runs 5 --clients aerc --compare /work/base`` (c34f710), seconds, key -> body:

@@ -1,7 +1,7 @@
 """Where a start's time goes: timestamps at each start-up step of ``mailtriage --demo`` (issue 33).
 
     .venv/bin/python benchmarks/trace_startup.py [--runs 3] [--no-key] [--compare DIR] [--no-first-paint]
-        [--profile FILE] [--server FILE [--cold]]   (TRACE_STARTUP_DETAIL=1: also Textual's layouts, renders, CSS passes and frames)
+        [--profile FILE] [--server FILE [--cold] [--round-trip MS] [--first-page-wait SECONDS]]   (TRACE_STARTUP_DETAIL=1: also Textual's layouts, renders, CSS passes and frames)
 
 ``--cold`` (with ``--server``): each run a cold start instead (the cache removed before it: no summary
 cache, no kept frame), Enter typed when the newest subject is first on the terminal; the child's frames
@@ -131,6 +131,46 @@ direction (/tmp, not kept: a remote server's round trip), load 3-5, seconds, med
   read ahead served after the opening too (until the listing is whole, as tui/head_start.py says it is),
   then this measured again. bench_startup.py --runs 5 --compare (the demo: a warm head start, not this path),
   load 11-12: first key acts 1.044 s (base 1.061 s).
+2026-12-04 (branch first12), built as audit36 asked. The read ahead after a cold first page is received on a
+thread of its own as soon as it comes (ForkedHeadStart.next_listing starts it), before or after the app's own
+opening, and offered to the reader until the listing is whole. The main screen takes the page only when it is
+in the pipe at its mount (select with no timeout); else the first frame is drawn without it, the event loop
+watches the pipe (loop.add_reader) and shows the page when it comes, and the app's opening starts after that
+frame, or OPENING_WAITS_FOR_PAGE after the mount (a timer). FIRST_PAGE_WAIT is gone. ``--round-trip MS`` is
+the proxy (benchmarks/delay_proxy.py). 20k Dovecot folder, ``--cold``, this checkout and /work/base
+alternated, seconds from the spawn, medians (paired: the median of this minus base, run by run):
+  | round trip, runs, load | newest subject          | Enter dispatched        | body on screen          |
+  | 50 ms, 12, 9 (wait .1) | 1.122 / 1.195 (-0.168)  | 1.133 / 1.218 (-0.171)  | 1.160 / 1.338 (-0.165)  |
+  | 50 ms, same (wait .4)  | 0.920 / 1.195 (-0.175)  | 0.928 / 1.218 (-0.164)  | 1.221 / 1.338 (-0.038)  |
+  | 16 ms, 10, 10-17 (.1)  | 2.513 / 2.924 (-0.168)  | 2.589 / 3.028 (-0.169)  | 2.998 / 3.365 (-0.118)  |
+  | 16 ms, 15, 10->6.7 (.1)| 0.967 / 0.866 (+0.077)  | 0.989 / 0.879 (+0.064)  | 1.133 / 1.044 (-0.125)  |
+  | 0 ms, 10, 12.5 (.1)    | 2.246 / 2.233 (-0.205)  | 2.327 / 2.276 (-0.160)  | 2.515 / 2.428 (-0.158)  |
+  | 50 ms, 8, 17.5 (.4)    | 2.427 / 2.351 (+0.087)  | 2.485 / 2.426 (+0.018)  | 2.856 / 3.028 (-0.260)  |
+  | 16 ms, 8, 18.6 (.4)    | 2.439 / 2.272 (-0.005)  | 2.536 / 2.370 (+0.029)  | 2.823 / 2.804 (-0.019)  |
+  At load 10-17 the app mounts late and the page is in the pipe at the mount in most starts of both (the same
+  path then), so those rows mostly measure the load. What the change does, seen in each start's steps: the
+  read ahead received 0.01-0.04 s (median) after the child sent it, against 0.03-0.19 s, up to 0.5-0.76 s,
+  when the base's listing was in its sources check; the UI thread no longer waits at the mount (the base:
+  100-113 ms whenever the page had not come). The cost: a page that comes just after the mount waits for the
+  empty first frame's layout and render (~50-80 ms of UI CPU at this load), then its rows' layout (~15-25 ms);
+  the base's wait put it in that first frame. At 50 ms the page came 0.1-0.33 s after the mount: with the
+  opening's timer at 0.1 s the opening started first in 12 of 12 and the page was on screen 0.30 s after it
+  was sent (base 0.28 s: the listing's worker beside the opening's imports, audit36's finding); at 0.4 s the
+  event loop took it first in 12 of 12, on screen 0.03 s after it was sent. The last two rows (the code as
+  kept, load 15-18: ~2x the walls of load 9) are even, run by run (ours earlier in 3-5 of 8 on each figure).
+  Then the machine went quiet (18:05-18:12 UTC), three checkouts alternated: the code as kept (0.4 s), the read
+  ahead's thread alone (FIRST_PAGE_WAIT back on the UI thread: "thread only") and the base:
+  | round trip, runs, load | newest subject                    | Enter dispatched    | body on screen      |
+  | 16 ms, 14, 2.3         | 0.495 (-0.049, 11/14) / 0.515     | 0.498 / 0.525       | 0.597 (-0.010) / 0.595 |
+  |   thread only          | 0.523 (+0.015, 5/14)              | 0.541               | 0.588 (-0.008)      |
+  | 16 ms, 14, 2.5-3.9     | 0.593 (-0.038, 8/14) / 0.593      | 0.595 / 0.621       | 0.709 (-0.032) / 0.711 |
+  |   thread only          | 0.626 (+0.024, 6/14)              | 0.640               | 0.719 (+0.014)      |
+  | 50 ms, 10, 2.6-3.9     | 0.620 (-0.268, 10/10) / 0.883     | 0.623 / 0.884       | 0.889 (-0.043) / 0.907 |
+  | 0 ms, 10, 0.9-2.6      | 0.406 (-0.033) / 0.518            | 0.410 / 0.528       | 0.443 (-0.027) / 0.547 |
+  (kept (paired median, runs earlier) / base.) So kept: no figure later than the base's in these runs (the
+  body's median +2 ms in one, its paired median -10 ms), the subject and the first key 0.03-0.27 s earlier;
+  the thread alone is even with the base (the Enter rarely beats the read ahead on this folder). The page on
+  screen 0.019 s after the child sent it (the event loop, before the opening), base 0.061 s.
 """
 
 from __future__ import annotations
@@ -243,14 +283,23 @@ def launch(folder, *, demo):
     wrap(ForkedHeadStart, "_keep_read", "read ahead received (a worker)")
     wrap(ForkedHeadStart, "next_listing", "app: child's first listing part received (a worker)")
     wrap(getattr(listing_module, "Listing", MainScreen), "loaded", "app: first rows loaded (UI)")
+    loaded_rows = getattr(listing_module, "Listing", MainScreen).loaded
+    @functools.wraps(loaded_rows)
+    def loaded_whole(self, message):
+        result = loaded_rows(self, message)
+        if not message.partial:
+            mark("app: the whole window shown (UI)")
+        return result
+    getattr(listing_module, "Listing", MainScreen).loaded = loaded_whole
     from mailtriage.application import Service
     around(Service, "open", "project opening")  # the app's own (the child's is in its head start)
     from mailtriage.tui.controllers import listing  # the listing component (a mixin of MainScreen before)
     wrap(getattr(listing, "Listing", MainScreen), "start_first_listing", "app: first listing starts")
     from mailtriage.tui import first_screen as first_screen_module
     from mailtriage.tui.first_screen import FirstScreen
-    if os.environ.get("TRACE_FIRST_PAGE_WAIT"):  # --first-page-wait: the cold start's wait on the UI thread
-        first_screen_module.FIRST_PAGE_WAIT = float(os.environ["TRACE_FIRST_PAGE_WAIT"])
+    if os.environ.get("TRACE_FIRST_PAGE_WAIT"):  # --first-page-wait: the opening's wait (before: the UI thread's)
+        name = "OPENING_WAITS_FOR_PAGE" if hasattr(first_screen_module, "OPENING_WAITS_FOR_PAGE") else "FIRST_PAGE_WAIT"
+        setattr(first_screen_module, name, float(os.environ["TRACE_FIRST_PAGE_WAIT"]))
     if hasattr(FirstScreen, "first_page_for_first_frame"):
         original_page = FirstScreen.first_page_for_first_frame
         @functools.wraps(original_page)
@@ -262,6 +311,10 @@ def launch(folder, *, demo):
                      f"(the UI thread waited {(time.perf_counter() - before) * 1000:.0f} ms)")
             return page
         FirstScreen.first_page_for_first_frame = first_page_for_first_frame
+    if hasattr(FirstScreen, "_watch_for_first_page"):  # first12: the page taken by the event loop, after the first frame
+        wrap(FirstScreen, "_watch_for_first_page", "app: the event loop watches for the first page")
+        wrap(FirstScreen, "_stop_watching", "app: the watch ends (the page came, or the opening's timer)")
+        wrap(FirstScreen, "_take_first_page", "app: first page taken (UI)")
     if hasattr(FirstScreen, "open_held_enter"):  # the held Enter acted at its release (not posted)
         original_open = FirstScreen.open_held_enter
         @functools.wraps(original_open)
@@ -365,9 +418,9 @@ def run_once(workdir: Path, trace: Path, *, key: bool, profile: Path | None = No
     return steps
 
 
-def imap_project(tmp: Path, server: Path) -> dict[str, str]:
+def imap_project(tmp: Path, server: Path, port: int | None = None) -> dict[str, str]:
     """The environment of a start on the folder ``bench_read_newest.py --serve`` keeps (its config,
-    project and password, as that benchmark writes them)."""
+    project and password, as that benchmark writes them); ``port``: reached there instead (a proxy's)."""
     import json
     from types import SimpleNamespace
 
@@ -380,7 +433,7 @@ def imap_project(tmp: Path, server: Path) -> dict[str, str]:
     keyring_file = tmp / "keyring.json"
     os.environ["MAILTRIAGE_BENCH_KEYRING"] = str(keyring_file)
     FileKeyring().set_password("mailtriage", "imap:bench-read", user.password)
-    config, project = write_project(tmp, "read", reached["port"], user)
+    config, project = write_project(tmp, "read", reached["port"] if port is None else port, user)
     return {"MAILTRIAGE_CONFIG_DIR": str(config), "MAILTRIAGE_DATA_DIR": str(tmp / "data"),
             "MAILTRIAGE_BENCH_KEYRING": str(keyring_file), "PYTHON_KEYRING_BACKEND": "file_keyring.FileKeyring",
             "PYTHONPATH": str(ROOT / "benchmarks"), "TRACE_STARTUP_ARGS": f"--project\t{project}"}
@@ -414,7 +467,11 @@ def main() -> int:
                         "kept frame: the cache removed before each), Enter typed when the newest subject shows")
     parser.add_argument("--first-page-wait", type=float, metavar="SECONDS",
                         help="with --cold: this checkout once more, alternated, with tui/first_screen.py's "
-                        "FIRST_PAGE_WAIT (how long the main screen's mount waits for the child's first page) set so")
+                        "OPENING_WAITS_FOR_PAGE (how long the app's own opening waits, on a timer, for the child's "
+                        "first page; before first12 FIRST_PAGE_WAIT, the main screen's wait for it) set so")
+    parser.add_argument("--round-trip", type=float, metavar="MS",
+                        help="with --server: reach it through a loopback proxy that delays each direction by half "
+                        "of this (benchmarks/delay_proxy.py: a server across a network)")
     args = parser.parse_args()
     cold = None
     if args.cold:
@@ -424,7 +481,7 @@ def main() -> int:
     print(f"load average: {os.getloadavg()[0]:.1f}")
     subjects = {"this checkout": (sys.executable, ROOT, {})}
     if args.first_page_wait is not None:
-        subjects[f"this checkout, FIRST_PAGE_WAIT = {args.first_page_wait:g}"] = (
+        subjects[f"this checkout, OPENING_WAITS_FOR_PAGE = {args.first_page_wait:g}"] = (
             sys.executable, ROOT, {"TRACE_FIRST_PAGE_WAIT": str(args.first_page_wait)})
     if args.compare is not None:
         other = args.compare.resolve()
@@ -432,7 +489,14 @@ def main() -> int:
     results: dict[str, list[dict[str, tuple[float, float]]]] = {name: [] for name in subjects}
     with tempfile.TemporaryDirectory(prefix="mailtriage-trace-startup-") as tmp:
         workdirs = {}
-        imap = None if args.server is None else imap_project(Path(tmp), args.server)
+        proxy = None
+        if args.server is not None and args.round_trip:
+            from delay_proxy import DelayProxy
+
+            proxy = DelayProxy(json.loads(args.server.read_text(encoding="utf-8"))["port"], args.round_trip / 1000)
+            print(f"through a proxy of a {args.round_trip:g} ms round trip")
+        imap = None if args.server is None else imap_project(Path(tmp), args.server,
+                                                              None if proxy is None else proxy.port)
         for i, (name, (python, cwd, _extra)) in enumerate(subjects.items()):
             workdirs[name] = Path(tmp) / f"subject{i}"
             (workdirs[name] / "config").mkdir(parents=True)

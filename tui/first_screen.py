@@ -10,6 +10,7 @@ meanwhile wait for it), so the child's work is never done twice beside it.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -19,8 +20,16 @@ from textual.message import Message
 
 from mailtriage.tui import first_paint, textual_private
 from mailtriage.tui.panes.thread_list import ThreadList
-from mailtriage.tui.head_start import (FIRST_FRAME_WAIT, FIRST_PAGE, FIRST_PAGE_WAIT, READ_AHEAD_WAIT, ForkedHeadStart,
-                                       HeadStart, ListingPart, adopt_records, read_head_start)
+from mailtriage.tui.head_start import (FIRST_FRAME_WAIT, FIRST_PAGE, READ_AHEAD_WAIT, ForkedHeadStart, HeadStart,
+                                       ListingPart, adopt_records, read_head_start)
+
+#: How long (from the main screen's mount) a cold start's own project opening waits for the child's
+#: first page when the first frame was drawn without it (a timer: the UI thread does not wait); then
+#: the listing takes the page as it comes. Started before the page came, the opening's imports held
+#: the interpreter when it came: on screen 0.2-0.4 s after it was sent at a 50 ms round trip, against
+#: ~0.03 s taken by the event loop before the opening (0.1 s here let the opening start first in every
+#: such start: benchmarks/trace_startup.py, first12).
+OPENING_WAITS_FOR_PAGE = 0.4
 
 if TYPE_CHECKING:
     from mailtriage.core.settings import UserSettings
@@ -61,6 +70,7 @@ class FirstScreen:
     #: Its first page, when the main screen's first frame showed it (first_page_for_first_frame).
     _first_page: ListingPart | None = None
     _open_at_first_frame = False  # a cold start's opening waits for the main screen's first frame
+    _page_watch: Callable[[], None] | None = None  # ends the event loop's watch for the first page
     _first_frame_passed = False
     #: The child that reads the first row's thread ahead (tui/head_start.py), until the app ends.
     _read_child: ForkedHeadStart | None = None
@@ -72,6 +82,7 @@ class FirstScreen:
     #: How often the keep waited for the footer's keys (at most FOOTER_WAITS times).
     _footer_waits = 0
     release_keys: Callable[[], None]  # StartupKeys' (tui/startup_keys.py)
+    start_listing_answered: Callable[[], None]  # StartupKeys'
     start_rows_awaited: bool  # StartupKeys'
     call_later: Callable[..., bool]  # the App's
     call_after_refresh: Callable[..., bool]  # the App's
@@ -151,34 +162,69 @@ class FirstScreen:
 
     def first_page_for_first_frame(self) -> ListingPart | None:
         """A cold start, as the main screen shows the head start (just before its first frame): the
-        child's first page when it is here by now or within FIRST_PAGE_WAIT, for that frame, and
-        this process's opening and first listing started (after that frame when it shows rows, as
-        after a warm start's; the listing goes on from the page). None when the page has not come:
-        the listing shows it when it comes. In a frame of its own, after an empty one, the page's
-        rows came 0.1-0.2 s later (issue 33, benchmarks/bench_read_newest.py). Once."""
+        child's first page when it is in the pipe by now, for that frame, and this process's opening
+        and first listing started after that frame (as after a warm start's rows; the listing goes on
+        from the page). Else None at once: the UI thread does not wait on the child (it waited up to
+        0.1 s here in every start against a server across a network, benchmarks/trace_startup.py). The
+        event loop then watches the pipe, and the page shows in a frame of its own when it comes
+        (:meth:`_watch_for_first_page`). Once."""
         self._first_frame_passed = True
         if not self._open_at_first_frame:
             return None  # (the opening started already, or a late head start's opens as it comes)
         self._open_at_first_frame = False
         child = self._listing_child
-        part = child.next_listing() if child is not None and child.ready(FIRST_PAGE_WAIT) else None
-        if part is None:  # the listing takes the page as it comes: it starts now, as the opening does
-            if child is not None and child.ready(0):  # it failed (and was ended): this process lists
-                self._listing_child_taken = True
+        if child is not None and not child.ready(0):
+            self._watch_for_first_page(child)
+            return None
+        return self._take_first_page(child)
+
+    def _take_first_page(self, child: ForkedHeadStart | None) -> ListingPart | None:
+        """The child's first page, in the pipe now; this process's opening starts after the frame
+        that shows it. None when the child failed (and was ended): this process lists, from now."""
+        part = None if child is None else child.next_listing()
+        if part is None:
+            self._listing_child_taken = child is not None
             self._open_session()
             return None
         adopt_records(part.operations, part.trace)
         self._first_page = part
-        if part.read_follows is not None and child is not None and child.ready(0):
-            # Its read ahead, which follows the page at once, is here too: received now, so that an
-            # Enter on the first frame finds it offered (the listing's worker takes it turns later).
-            child.receive_read_ahead_while(lambda: True)
-        self.call_after_refresh(self._open_session)  # (its imports and sign-in do not slow this frame)
+        self.call_after_refresh(self._open_session)  # (its imports and sign-in do not slow that frame)
         return part
 
+    def _watch_for_first_page(self, child: ForkedHeadStart) -> None:
+        """The first frame drawn without the first page: the event loop takes it when the pipe has it,
+        and the main screen shows it then. The opening waits for it at most OPENING_WAITS_FOR_PAGE (a
+        timer: the UI draws and takes keys meanwhile), then the listing takes the page as it comes."""
+        loop = asyncio.get_running_loop()
+
+        def came() -> None:
+            self._stop_watching()
+            part = self._take_first_page(child)
+            main = self.main
+            if part is not None and main is not None:
+                main.listing.show_first_page(part)
+                self.call_later(self.start_listing_answered)  # keys held for its rows act on them
+
+        def not_yet() -> None:
+            self._stop_watching()
+            self._open_session()
+
+        def stop() -> None:
+            loop.remove_reader(child.fd)
+            timer.stop()
+
+        loop.add_reader(child.fd, came)
+        timer = self.set_timer(OPENING_WAITS_FOR_PAGE, not_yet)
+        self._page_watch = stop
+
+    def _stop_watching(self) -> None:
+        stop, self._page_watch = self._page_watch, None
+        if stop is not None:
+            stop()
+
     def first_page_shown(self) -> ListingPart | None:
-        """The first page the main screen's first frame showed (:meth:`first_page_for_first_frame`),
-        for the first listing to go on from; None when it showed none."""
+        """The first page the first screen showed (:meth:`first_page_for_first_frame`: on the main
+        screen's first frame, or as it came), for the first listing to go on from; else None."""
         return self._first_page
 
     def start_rows_pending(self) -> bool:
@@ -192,6 +238,7 @@ class FirstScreen:
         """The app ends: a child still reading is ended (with what it started)."""
         if self._late_head_start is not None:
             self._late_head_start.cancel()
+        self._stop_watching()
         if self._listing_child is not None:
             self._listing_child.cancel()  # a listing worker that waits on it then lets go
         if self._read_child is not None:

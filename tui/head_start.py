@@ -24,7 +24,8 @@ fails, the parent lists itself, which reports why.
 The child also reads ahead the thread of the first row, under the first frame's cursor (issue
 33: the first key is Enter on the newest report): after a warm head start (rows from the summary
 cache, or from a local archive such as the demo's) in a frame of its own (:class:`ThreadRead`),
-on a cold start after the first page, in a frame of its own too (the page does not wait for it);
+on a cold start after the first page, in a frame of its own too (the page does not wait for it;
+this process receives it on a thread of its own as it comes, before or after its own opening);
 only where every backend signs in without tokens (``Service.reading_can_start_early``: no token
 is refreshed by two processes at once). An Enter on that row then shows it without waiting for the parent's own
 opening, sign-in and sources check. It serves that row once, only when it fits the row on screen
@@ -49,7 +50,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from mailtriage.core.collector import collector_paused
 from mailtriage.core.settings import load_settings
-from mailtriage.tui.head_start_frames import HeadStart, ListingPart, ThreadRead
+from mailtriage.tui.head_start_frames import HeadStart, ListingPart, ThreadRead, adopt_records, taken_records
 from mailtriage.tui.head_start_sign_in import STARTUP_CALLER as SIGN_IN_CALLER, SignIn
 
 if TYPE_CHECKING:
@@ -61,8 +62,6 @@ FIRST_PAGE = 200
 #: start (the child is usually done by then: it opens the project while the parent imports
 #: Textual). A later answer is shown when it comes, in a second frame.
 FIRST_FRAME_WAIT = 0.2
-#: How long a cold start's main screen waits as it mounts for the child's first page (tui/first_screen.py).
-FIRST_PAGE_WAIT = 0.1
 #: How long a late child may take in all before the parent opens the project itself. It does
 #: what the parent would do in its place (open the project, scan an archive the first time),
 #: so the parent waits for it rather than doing the same work beside it.
@@ -127,6 +126,8 @@ class ForkedHeadStart:
         self._read_lock = threading.Lock()
         self.read_settled = threading.Event()  #: the read ahead came, or will not
         self._pending: ListingPart | None = None  # a part received while waiting for the read ahead
+        #: Held while a frame is read: a cold start's read ahead has a thread of its own (:meth:`next_listing`).
+        self._pipe = threading.Lock()
         #: Called (on the receiving thread) when a read ahead is kept (a cold start's: tui/first_screen.py).
         self.read_arrived: Callable[[], object] | None = None
 
@@ -156,7 +157,7 @@ class ForkedHeadStart:
 
     def ready(self, timeout: float) -> bool:
         """Whether the child has answered (or ended, its pipe closed here) within ``timeout`` seconds."""
-        return self._closed or bool(select.select([self.fd], [], [], timeout)[0])
+        return self._closed or self._pending is not None or bool(select.select([self.fd], [], [], timeout)[0])
 
     def cancel(self) -> None:
         """End the child (and what it started) if it still runs, and reap it: the app ends
@@ -208,18 +209,22 @@ class ForkedHeadStart:
             self.read_arrived()
 
     def receive_read_ahead_while(self, waiting: Callable[[], bool]) -> None:
-        """A cold start, after a first page whose read ahead follows: its frame received as soon as
-        it comes, while ``waiting()`` (the listing's own worker, until this process's project is
-        open: an Enter on that page then need not wait for this process's sources check)."""
-        while self.read_ahead_for is not None and not self.read_settled.is_set() and waiting():
-            if self.ready(0.05):  # a frame is read whole once it starts: the pipe stays in step
-                frame = self._receive(time.monotonic() + LISTING_TIMEOUT)
-                if isinstance(frame, ThreadRead):
-                    self._keep_read(frame)
-                else:  # the child's next part (or its end): for next_listing
-                    self._pending = frame if isinstance(frame, ListingPart) else None
-                    self.read_settled.set()
-                return
+        """A cold start, after a first page whose read ahead follows: wait, while ``waiting()``, for
+        the thread that receives it (:meth:`next_listing` starts it) to have it, or to know none comes."""
+        while not self.read_settled.wait(0.05) and waiting():
+            pass
+
+    def _receive_read_ahead_frame(self) -> None:
+        """A cold start's read ahead, received on a thread of its own as soon as it comes (the frame after
+        the first page): offered to an Enter whenever it comes, before or after this process's opening,
+        until the listing is whole. The next part, should it come instead, is kept for :meth:`next_listing`."""
+        with self._pipe:
+            frame = None if self._closed else self._receive(time.monotonic() + LISTING_TIMEOUT)
+            if isinstance(frame, ThreadRead):
+                self._keep_read(frame)
+            else:  # the child's next part (or its end: next_listing finds that out again)
+                self._pending = frame if isinstance(frame, ListingPart) else None
+        self.read_settled.set()
 
     def take_read_ahead(self, row: Any, timeout: float = READ_AHEAD_WAIT) -> Any:
         """The Dispatch of ``read_thread`` the child read ahead for ``row`` (the ThreadSummary on
@@ -257,23 +262,35 @@ class ForkedHeadStart:
         summary cache and ends: :meth:`finish` waits for that."""
         timeout = LISTING_TIMEOUT if timeout is None else timeout
         deadline = time.monotonic() + timeout
-        part: object = self._pending if self._pending is not None else self._receive(deadline, cancelled)
-        self._pending = None
-        while isinstance(part, ThreadRead):  # the first page's read ahead, after it
-            self._keep_read(part)
-            part = self._receive(deadline, cancelled)
+        while not self._pipe.acquire(timeout=0.25):  # the read ahead's thread reads the frame before
+            if cancelled() or time.monotonic() >= deadline:
+                self._gave_up(timeout, deadline, cancelled)
+                return None
+        try:
+            part: object = self._pending if self._pending is not None else self._receive(deadline, cancelled)
+            self._pending = None
+            while isinstance(part, ThreadRead):  # the first page's read ahead, after it
+                self._keep_read(part)
+                part = self._receive(deadline, cancelled)
+        finally:
+            self._pipe.release()
         if not isinstance(part, ListingPart):
-            if not cancelled() and not self._closed and time.monotonic() >= deadline:
-                self.stalled_after = timeout
-            self.abandon()
+            self._gave_up(timeout, deadline, cancelled)
             return None
         self.listed = self.listed or part.whole
-        if part.read_follows is not None:  # in the next frame: taken by the next call (the listing's)
+        if part.read_follows is not None:  # in the next frame, received by a thread of its own as it comes
             with self._read_lock:
                 self.read_ahead_for, self._read_ahead = part.read_follows, None
+            threading.Thread(target=self._receive_read_ahead_frame, name="start-up read ahead", daemon=True).start()
         else:
             self.read_settled.set()  # none comes
         return part
+
+    def _gave_up(self, timeout: float, deadline: float, cancelled: Callable[[], bool]) -> None:
+        """No part came (see :meth:`next_listing`): the child is ended."""
+        if not cancelled() and not self._closed and time.monotonic() >= deadline:
+            self.stalled_after = timeout
+        self.abandon()
 
     def finish(self) -> None:
         """Done with the child: after the whole window, wait for it to write its summary cache
@@ -323,8 +340,11 @@ class ForkedHeadStart:
 
     def _end(self, deadline: float) -> None:
         """Wait (until ``deadline``) for the child to end, else kill it; then reap it."""
-        if self._closed:
-            return
+        with self._pipe:  # (not closed under the read ahead's thread: it holds the pipe until the child ends, or sends)
+            if not self._closed:
+                self._end_now(deadline)
+
+    def _end_now(self, deadline: float) -> None:
         try:
             while time.monotonic() < deadline:
                 if select.select([self.fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
@@ -355,26 +375,6 @@ def _reap(pid: int, wait: float | None) -> bool:
         if time.monotonic() >= deadline:
             return False
         time.sleep(0.01)
-
-
-def _taken_records() -> tuple[list, list]:
-    """In the child: the operations and protocol lines recorded since the last part, taken."""
-    from mailtriage.core.trace import OPLOG, TRACE  # loaded by the child's start by now (see _child)
-
-    operations, trace = OPLOG.items(), TRACE.items()
-    OPLOG.clear()
-    TRACE.clear()
-    return operations, trace
-
-
-def adopt_records(operations: list, trace: list) -> None:
-    """What the child recorded, published here (the console, ``--trace``) as if recorded here."""
-    if operations or trace:
-        # Not at import: the command loads the trace module only with --trace (cli/main.py).
-        from mailtriage.core.trace import OPLOG, TRACE
-
-        OPLOG.adopt(operations)
-        TRACE.adopt(trace)
 
 
 def _send(fd: int, value: object) -> None:
@@ -417,7 +417,7 @@ def _child(project_dir: Path, demo: bool, write_end: int) -> None:
                 # one's thread is read ahead wherever no sign-in token could be refreshed twice.
                 reads = head.listing is not None and _may_read_early(session)
                 first = _first_row(head.listing.value) if reads else None
-                operations, trace = _taken_records()
+                operations, trace = taken_records()
                 _send(write_end, replace(head, listing_follows=follows, read_follows=_id_of(first),
                                          operations=operations, trace=trace))
                 sign_in.join()  # the connection is this thread's from here on
@@ -465,9 +465,9 @@ def _read_ahead(session: Service, row: Any) -> ThreadRead:
         pickle.dumps(dispatch, protocol=pickle.HIGHEST_PROTOCOL)  # what cannot travel is not sent
         count = len(dispatch.value.messages)
     except Exception:
-        _taken_records()  # the parent's own read records its attempt
+        taken_records()  # the parent's own read records its attempt
         return ThreadRead(row.thread_id, None)
-    return ThreadRead(row.thread_id, dispatch, *_taken_records(), message_count=count,
+    return ThreadRead(row.thread_id, dispatch, *taken_records(), message_count=count,
                       last_activity=row.last_activity)
 
 
@@ -481,7 +481,7 @@ def _list_first(session: Service, list_name: str, write_end: int) -> None:
     window in one part has no read ahead: the parent serves none once its listing is whole."""
     def part(listing: Any, whole: bool) -> ListingPart:
         with collector_paused():
-            return ListingPart.of(listing, whole, *_taken_records())
+            return ListingPart.of(listing, whole, *taken_records())
 
     try:
         if session.listing_can_be_limited():

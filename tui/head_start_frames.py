@@ -1,6 +1,7 @@
 """The frames start-up's child sends its parent over the pipe (tui/head_start.py): the head
-start, each part of a cold start's listing, and the first row's thread read ahead. Nothing here
-imports Textual: the child loads it, and pickles these."""
+start, each part of a cold start's listing, and the first row's thread read ahead, each with the
+operations and protocol lines the child recorded (taken there, adopted here). Nothing here imports
+Textual: the child loads it, and pickles these."""
 
 from __future__ import annotations
 
@@ -86,3 +87,23 @@ class ThreadRead:
         if self.dispatch is None or row.message_count != self.message_count:
             return False
         return row.last_activity is None or row.last_activity == self.last_activity
+
+
+def taken_records() -> tuple[list, list]:
+    """In the child: the operations and protocol lines recorded since the last part, taken."""
+    from mailtriage.core.trace import OPLOG, TRACE  # loaded by the child's start by now (tui/head_start.py _child)
+
+    operations, trace = OPLOG.items(), TRACE.items()
+    OPLOG.clear()
+    TRACE.clear()
+    return operations, trace
+
+
+def adopt_records(operations: list, trace: list) -> None:
+    """What the child recorded, published here (the console, ``--trace``) as if recorded here."""
+    if operations or trace:
+        # Not at import: the command loads the trace module only with --trace (cli/main.py).
+        from mailtriage.core.trace import OPLOG, TRACE
+
+        OPLOG.adopt(operations)
+        TRACE.adopt(trace)

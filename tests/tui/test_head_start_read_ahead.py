@@ -287,22 +287,55 @@ async def test_a_cold_starts_first_page_that_came_before_the_first_frame_is_in_i
         proxy.release()
 
 
-async def test_a_cold_starts_first_frame_waits_a_moment_for_the_first_page(proxied_project, monkeypatch):
-    """The main screen, as it mounts, waits for a first page still on its way (at most
-    FIRST_PAGE_WAIT, here made long enough for any load): its rows are in the first frame."""
+async def test_a_cold_starts_first_frame_does_not_wait_for_a_first_page_on_its_way(proxied_project, monkeypatch):
+    """The UI never waits on I/O: a first page not yet in the pipe when the main screen mounts is not
+    waited for there (the UI thread waited up to 0.1 s in a select() on the child's pipe). The first
+    frame shows no rows; the event loop takes the page when it comes, and the app's own opening starts
+    after the frame that shows it (OPENING_WAITS_FOR_PAGE, how long the opening waits for it on a
+    timer, made longer than any wait here)."""
     monkeypatch.setattr(head_start, "FIRST_PAGE", 1)
-    monkeypatch.setattr(first_screen, "FIRST_PAGE_WAIT", WAIT_BOUND)
+    monkeypatch.setattr(first_screen, "OPENING_WAITS_FOR_PAGE", WAIT_BOUND)
+    project, proxy = proxied_project
+    proxy.hold()  # the child's sign-in, and so its first page, wait for the server (its head start does not)
+    try:
+        child = ForkedHeadStart.start(project, demo=False)
+        app = make_app(project)
+        app.first_page = 1
+        assert child.ready(WAIT_BOUND)
+        app.prepare_first_screen(child)
+        assert app.head_start.listing_follows
+        at_layouts, hook = rows_at_each_layout(app)
+        async with app.run_test(size=(140, 40), message_hook=hook) as pilot:
+            await wait_until(pilot, lambda: len(at_layouts) > 1)
+            assert at_layouts[1] == 0, at_layouts  # the first frame, drawn while the page cannot have come
+            assert not child.ready(0) and app._listing_child_taken is False  # watched, not taken by a listing
+            proxy.release()
+            await wait_until(pilot, lambda: len(app.screen.query_one(ThreadList).rows) == 1)
+            assert app.first_page_shown() is not None  # the event loop's: the listing goes on from it
+            await wait_until(pilot, lambda: "2 threads · via list_recent_threads → imap" in threads_status(app))
+    finally:
+        proxy.release()
+
+
+def test_a_cold_childs_read_ahead_is_received_as_it_comes_whatever_the_listing_does(proxied_project, monkeypatch):
+    """After the first page nothing in this process asks for the read ahead (the listing is in its
+    sources check, after this process's opening): it is received as it comes all the same, and
+    offered (``read_arrived``), so that an Enter finds it whether it came before the opening or
+    after. Only the listing's own next call received it once the project was open."""
+    monkeypatch.setattr(head_start, "FIRST_PAGE", 1)
     project, _proxy = proxied_project
     child = ForkedHeadStart.start(project, demo=False)
-    app = make_app(project)
-    app.first_page = 1
-    assert child.ready(WAIT_BOUND)
-    app.prepare_first_screen(child)  # the head start only: the child lists on
-    at_layouts, hook = rows_at_each_layout(app)
-    async with app.run_test(size=(140, 40), message_hook=hook) as pilot:
-        await wait_until(pilot, lambda: len(at_layouts) > 1)
-        assert at_layouts[1] == 1, at_layouts
-        await wait_until(pilot, lambda: "2 threads · via list_recent_threads → imap" in threads_status(app))
+    arrived = threading.Event()
+    child.read_arrived = arrived.set
+    try:
+        assert child.result().listing_follows
+        page = child.next_listing()
+        assert page is not None and page.read_follows is not None
+        assert arrived.wait(WAIT_BOUND)
+        assert child.take_read_ahead(page.listing()[0], timeout=0).value.subject == "Second report"
+        assert child.next_listing().whole
+    finally:
+        child.finish()
 
 
 async def test_a_cold_starts_read_ahead_is_shown_in_the_enters_own_frame(proxied_project, monkeypatch):
@@ -313,9 +346,8 @@ async def test_a_cold_starts_read_ahead_is_shown_in_the_enters_own_frame(proxied
     try:
         async with app.run_test(size=(140, 40)) as pilot:
             await wait_until(pilot, lambda: len(app.screen.query_one(ThreadList).rows) == 1)
-            await pilot.pause()
             first_row = app.screen.query_one(ThreadList).current
-            assert app.screen.reading.thread_ahead.holds(first_row)
+            await wait_until(pilot, lambda: app.screen.reading.thread_ahead.holds(first_row))  # (its own thread's)
             await pilot.press("enter")
             assert shown_subject(app) == "Second report"
             assert reads_by() == [STARTUP_CALLER]

@@ -100,10 +100,15 @@ class Listing:
             self._screen.threads.show_rows(rows_for(head.listing.value), head.listing.resolution, head.list_name,
                                            partial=head.stale, cached=head.stale)
         elif head.listing_follows:  # a cold start: the child's first page, when it is here already
-            page = self._screen.shell.first_page_for_first_frame()
-            if page is not None:
-                self._screen.threads.show_rows(rows_for(page.listing()), page.resolution, head.list_name,
-                                               partial=not page.whole)
+            self.show_first_page(self._screen.shell.first_page_for_first_frame())
+
+    def show_first_page(self, page: ListingPart | None) -> None:
+        """A cold start's first page as start-up's child listed it (tui/first_screen.py: on the first
+        frame, or as soon as it comes)."""
+        head = self._screen.shell.head_start
+        if page is not None and head is not None:
+            self._screen.threads.show_rows(rows_for(page.listing()), page.resolution, head.list_name,
+                                           partial=not page.whole)
 
     def session_opened(self, message: SessionOpened) -> None:
         """The project is open (routed by the screen; the app posts it)."""
@@ -187,9 +192,7 @@ class Listing:
         if child is not None and (part is not None or child.ready(0)):
             part = part or self._post_from_child(worker, request, list_name, child)
             if part is None:
-                child = None  # it failed: this process lists
-            else:  # its first row's read ahead, for an Enter on the page before this process is open
-                child.receive_read_ahead_while(lambda: not session.is_open and not worker.is_cancelled)
+                child = None  # it failed: this process lists (its read ahead is received as it comes)
         if worker.is_cancelled:  # the app ends (its child with it), or another list was chosen
             return
         if list_name is not None and cached_first and part is None and child is None:
