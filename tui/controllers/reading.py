@@ -78,7 +78,7 @@ class Reading(Component):
         #: When Enter opened a thread not yet on the screen (None: none), the steps it holds and
         #: the timer that lets them go OPEN_HOLD after it at the latest.
         self._opening: float | None = None
-        self._held: list[Callable[[], None]] = []
+        self._held: list[Callable[[], object]] = []
         self._hold_timer: Timer | None = None
         #: The project thread under the cursor, read before Enter asks (issue 33).
         self.thread_ahead = thread_ahead
@@ -94,7 +94,7 @@ class Reading(Component):
             return
         self.open_thread(summary)
 
-    def after_open(self, step: Callable[[], None]) -> None:
+    def after_open(self, step: Callable[[], object]) -> None:
         """``step`` now, or once the thread Enter opened is on the screen (OPEN_HOLD at most)."""
         left = OPEN_HOLD - (time.monotonic() - self._opening) if self._opening is not None else 0.0
         if left <= 0:
