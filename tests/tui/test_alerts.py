@@ -142,7 +142,8 @@ async def test_the_poll_waits_for_a_thread_read_in_flight_and_starts_when_it_end
         main = app.main
         main.alerts.stop()  # as a new session does: the next listing starts the poll again
         release = threading.Event()
-        read = main.run_worker(lambda: release.wait(10), thread=True, group="reader")  # a read in flight
+        # a read in flight, on the reading component as Enter's is (its end reaches the screen from there)
+        read = main.reading.run_worker(lambda: release.wait(10), thread=True, group="reader")
         main.alerts.start()
         await pilot.pause(0.1)
         assert main.alerts.alert_loop is None and not any(w.group == "alerts" for w in app.workers)

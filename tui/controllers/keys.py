@@ -3,24 +3,26 @@ to a command (``|``) on the message read (change folder, ``c``, is the lists pan
 :meth:`FoldersPane.choose_by_name`).
 
 Each opens a dialog of its own module; none writes anything, and the pipe runs its
-command only once the user confirmed it in the dialog. A component the main screen holds
-(issue 36 §2: no longer a mixin); the screen routes the reader's two requests to it.
+command only once the user confirmed it in the dialog. A component of the main screen
+(issue 36 §2), a hidden widget: the screen routes the reader's two requests to it; the raw
+source is read by the dialogs' own workers.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mailtriage.tui.controllers.component import Component
+
 if TYPE_CHECKING:
     from mailtriage.tui.controllers.base import ControllerBase
 
 
-class ReaderKeys:
-    """``h`` and ``|`` on the thread in the reading pane."""
+class ReaderKeys(Component):
+    """``h`` and ``|`` on the thread in the reading pane (hidden)."""
 
     def __init__(self, screen: ControllerBase) -> None:
-        #: The main screen: its reading pane, the service, the dialogs it pushes.
-        self._screen = screen
+        super().__init__(screen, id="reader-keys")  # the screen: its reading pane, the service, the dialogs
 
     def headers(self) -> None:
         """h: the full headers and raw source of the open thread's messages."""

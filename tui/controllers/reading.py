@@ -1,17 +1,15 @@
 """Reading: a thread (or a personal account's message) into the reading pane, its thread URL,
 and the MAS case the thread belongs to.
 
-A component the main screen holds (issue 36 §2: the last mixin of ``MainScreen`` went), as
-the listing and compose are. It owns what is read: the row the open thread came from
-(:attr:`Reading.open_summary`, R reads it again), the personal account's message in the
-reading pane and the ones kept read (compose reads both: ``ReadingView``), the read ahead of
-the account message under the cursor, and the project thread read ahead (``ThreadAhead``,
-handed in by the screen). Its work runs as the screen's: a read as the "reader" work (Esc
-cancels it, a later read supersedes it; the alerts' poll waits for it), the read ahead as
-"read-ahead", the URL as "url", the case as "case". The screen routes Enter on a row (after
-the listing's retry), the reader's q / Esc, Space at the end, ``a`` and ``u``, the list's
-highlight, and the answers of these workers (``ThreadLoaded`` after the listing's look at it,
-``ReaderFailed``, ``MessageReadAhead``, ``ThreadUrlReady``, ``UrlFailed``, ``CaseLoaded``) here.
+A component of the main screen (issue 36 §2), a hidden widget that runs its workers on
+itself and takes their answers. It owns what is read: the row the open thread came from
+(:attr:`Reading.open_summary`, R reads it again), the account message in the reader and the
+ones kept read (compose reads both: ``ReadingView``), the account message and the project
+thread (``ThreadAhead``) read ahead. Its workers are of the screen's groups: a read is
+"reader" work (Esc cancels it, a later read supersedes it, the alerts' poll waits for it).
+Their answers come here and stop here (``ThreadLoaded``: the listing is told first). The
+screen routes the panes' requests: Enter (after the listing's retry), the reader's q / Esc,
+Space at the end, ``a`` and ``u``, the list's highlight.
 """
 
 from __future__ import annotations
@@ -26,6 +24,7 @@ from rich.text import Text
 from textual.worker import get_current_worker
 
 from mailtriage.application import Thread, ThreadId
+from mailtriage.tui.controllers.component import Component
 from mailtriage.tui.errors import error_line, is_connection_problem
 from mailtriage.tui.mailbox_rows import MAILBOX_KIND, MailboxRow
 from mailtriage.tui.messages import CaseLoaded, MessageReadAhead, ReaderFailed, ThreadLoaded, ThreadUrlReady, UrlFailed
@@ -56,13 +55,11 @@ DIALOGS_AHEAD_AFTER: float | None = 0.0
 OPEN_HOLD = 0.15
 
 
-class Reading:
-    """Enter on a row, the reader's own requests, the read ahead, the thread URL and the case."""
+class Reading(Component):
+    """Enter on a row, the reader's own requests, the read ahead, the thread URL and the case (hidden)."""
 
     def __init__(self, screen: ControllerBase, thread_ahead: ThreadAhead) -> None:
-        #: The main screen: the service and app, its "reader" requests and workers (Esc cancels
-        #: them, a later read supersedes them), the panes, the components a read tells.
-        self._screen = screen
+        super().__init__(screen, id="reading")
         #: The row the open thread came from (R reads it again).
         self.open_summary: ThreadSummary | None = None
         #: The personal account's message in the reading pane (None: a project thread or
@@ -81,15 +78,10 @@ class Reading:
         #: When Enter opened a thread not yet on the screen (None: none), the steps it holds and
         #: the timer that lets them go OPEN_HOLD after it at the latest.
         self._opening: float | None = None
-        self._held: list[Callable[[], None]] = []
+        self._held: list[Callable[[], object]] = []
         self._hold_timer: Timer | None = None
         #: The project thread under the cursor, read before Enter asks (issue 33).
         self.thread_ahead = thread_ahead
-
-    def _run(self, work: Callable[..., None], *args, group: str, exclusive: bool = False) -> None:
-        """``work(*args)`` as the screen's work of ``group``, named as ``@work`` names a worker."""
-        self._screen.run_worker(partial(work, *args), name=work.__name__, group=group,
-                                exit_on_error=False, exclusive=exclusive, thread=True)
 
     # -- intents from the panes ------------------------------------------------------
     def open_row(self, summary: ThreadSummary) -> None:
@@ -102,7 +94,7 @@ class Reading:
             return
         self.open_thread(summary)
 
-    def after_open(self, step: Callable[[], None]) -> None:
+    def after_open(self, step: Callable[[], object]) -> None:
         """``step`` now, or once the thread Enter opened is on the screen (OPEN_HOLD at most)."""
         left = OPEN_HOLD - (time.monotonic() - self._opening) if self._opening is not None else 0.0
         if left <= 0:
@@ -184,13 +176,13 @@ class Reading:
         screen.reader.show_loading(summary.subject)
         if not self.thread_ahead.wait_for(summary, request, self._show_ahead,
                                           lambda r: self._read_if_current(r, summary)):
-            self._run(self._read, request, summary.thread_id, summary, group="reader", exclusive=True)
+            self._start(self._read, request, summary.thread_id, summary, group="reader")
 
     def _read_if_current(self, request: int, summary: ThreadSummary) -> None:
         """A read ahead that failed under an Enter: read it, unless the reader moved on since
         (an exclusive read of it would cancel the newer one's)."""
         if self._screen.is_current("reader", request):
-            self._run(self._read, request, summary.thread_id, summary, group="reader", exclusive=True)
+            self._start(self._read, request, summary.thread_id, summary, group="reader")
 
     def _show_ahead(self, request: int, result) -> None:
         """A thread read ahead (a read's Dispatch), shown as the read of ``request`` would be."""
@@ -202,7 +194,7 @@ class Reading:
         self.open_summary = None
         self.thread_ahead.drop_waiting()
         self._screen.reader.show_loading(str(thread_id))
-        self._run(self._read, self._screen.new_request("reader"), thread_id, group="reader", exclusive=True)
+        self._start(self._read, self._screen.new_request("reader"), thread_id, group="reader")
 
     def _read(self, request: int, thread_id, row: ThreadSummary | None = None) -> None:
         worker = get_current_worker()
@@ -213,15 +205,21 @@ class Reading:
             if result is None:
                 result = screen.session.read_thread(thread_id)
         except Exception as exc:
-            screen.post_message(ReaderFailed(request, "Reading the thread failed", exc,
+            self.post_message(ReaderFailed(request, "Reading the thread failed", exc,
                                              screen.resolve("read_thread")))
             return
         if not worker.is_cancelled:
-            screen.post_message(ThreadLoaded(request, result.value, result.resolution))
+            self.post_message(ThreadLoaded(request, result.value, result.resolution))
+
+    def on_thread_loaded(self, message: ThreadLoaded) -> None:
+        """A read of this component's came: the listing's look first (a relist after an outage,
+        tests/tui/test_screen_routes.py), then the reader."""
+        message.stop()
+        self._screen.listing.thread_read(message)
+        self.thread_loaded(message)
 
     def thread_loaded(self, message: ThreadLoaded) -> None:
-        """A read came (routed by the screen after the listing's look at it; a read ahead
-        shown on Enter comes here directly)."""
+        """A read shown (a read ahead shown on Enter comes here directly, the listing not told)."""
         screen = self._screen
         if not screen.is_current("reader", message.request):
             return
@@ -241,7 +239,7 @@ class Reading:
         if not screen.is_current("reader", request) or screen.reader.thread is not thread:
             return  # another thread was opened meanwhile: its own call comes
         screen.composing.build_reply_ahead()  # what r shows, built while the message is read (issue 35)
-        self._run(self._load_case, request, thread, group="case", exclusive=True)
+        self._start(self._load_case, request, thread, group="case")
 
     # -- OpenPGP: a key that needs its passphrase -------------------------------------------
     def _offer_unlock(self, thread) -> None:
@@ -256,7 +254,7 @@ class Reading:
             if value is None:
                 return
             if screen.session.pgp_loopback():
-                self._run(self._unlock_loopback, thread, value, group="pgp-unlock")
+                self._start(self._unlock_loopback, thread, value, group="pgp-unlock", exclusive=False)
                 return
             # The agent's pinentry may be a terminal one: hand it the terminal, as for $EDITOR.
             tty = os.ttyname(sys.__stdin__.fileno()) if sys.__stdin__ and sys.__stdin__.isatty() else None
@@ -281,10 +279,11 @@ class Reading:
         if self.open_summary is not None:
             self.open_thread(self.open_summary)  # read again: the agent now has the passphrase
 
-    def failed(self, message: ReaderFailed) -> None:
-        """A read failed (routed by the screen): the reading pane says why, the error list has it."""
+    def on_reader_failed(self, message: ReaderFailed) -> None:
+        """A read failed: the reading pane says why, the error list has it."""
+        message.stop()
         screen = self._screen
-        if not screen.accept_failure(self.failed, message):
+        if not screen.accept_failure(self.on_reader_failed, message):
             return
         reconnect = is_connection_problem(message.error)
         screen.reader.show_status(("⚠ press R to reconnect — " if reconnect else "⚠ ")
@@ -308,19 +307,19 @@ class Reading:
         if self._ahead_running == key:  # on its way already: shown when it comes
             self._ahead_open = (request, key)
             return
-        self._run(self._read_mailbox, request, *key, group="reader", exclusive=True)
+        self._start(self._read_mailbox, request, *key, group="reader")
 
     def _read_mailbox(self, request: int, account_id: str, message_id: str) -> None:
         screen = self._screen
         try:
             message = screen.session.account_message(account_id, message_id)
         except Exception as exc:
-            screen.post_message(ReaderFailed(request, "Reading the message failed", exc))
+            self.post_message(ReaderFailed(request, "Reading the message failed", exc))
             return
         thread = Thread(ThreadId(MAILBOX_KIND, message_id), message.header.subject, (message.content,),
                         notes=tuple(message.header.notes))
         if not get_current_worker().is_cancelled:
-            screen.post_message(ThreadLoaded(request, thread, None, account_id))
+            self.post_message(ThreadLoaded(request, thread, None, account_id))
 
     def _show_read(self, request: int, thread: Thread, account_id: str | None) -> None:
         """Show ``thread`` now, as a ThreadLoaded of ``request`` would."""
@@ -368,7 +367,7 @@ class Reading:
         if key in self.kept_messages:
             return
         self._ahead_running = key
-        self._run(self._read_ahead, key, group="read-ahead")
+        self._start(self._read_ahead, key, group="read-ahead", exclusive=False)
 
     def _read_ahead(self, key: tuple[str, str]) -> None:
         screen = self._screen
@@ -383,7 +382,7 @@ class Reading:
             prepare_texts(thread)  # what the reader shows, made here and not after Enter (issue 35)
         except Exception:  # noqa: BLE001 - made again when shown, where a failure is reported
             pass
-        screen.post_message(MessageReadAhead(key[0], key[1], thread))
+        self.post_message(MessageReadAhead(key[0], key[1], thread))
 
     def _read_ahead_failed(self, key: tuple[str, str]) -> None:
         self._ahead_running = None
@@ -391,11 +390,12 @@ class Reading:
             request, _ = self._ahead_open
             self._ahead_open = None
             if self._screen.is_current("reader", request):
-                self._run(self._read_mailbox, request, *key, group="reader", exclusive=True)
+                self._start(self._read_mailbox, request, *key, group="reader")
         self._read_ahead_next()
 
-    def message_read_ahead(self, message: MessageReadAhead) -> None:
-        """An account message read ahead came (routed by the screen): kept, shown if Enter waits for it."""
+    def on_message_read_ahead(self, message: MessageReadAhead) -> None:
+        """An account message read ahead came: kept, shown if Enter waits for it."""
+        message.stop()
         key = (message.account_id, message.message_id)
         self._ahead_running = None
         self._keep_read(key, message.thread)
@@ -414,7 +414,7 @@ class Reading:
     # Each step waits for a thread Enter is opening (after_open): their imports held the GIL, their
     # mounts and restyles the UI thread, between the key and its body on the terminal.
     def _dialogs_ahead_now(self) -> None:
-        self.after_open(partial(self._run, self._import_dialogs_ahead, group="dialogs-ahead"))
+        self.after_open(partial(self._start, self._import_dialogs_ahead, group="dialogs-ahead", exclusive=False))
 
     def _import_dialogs_ahead(self) -> None:
         from mailtriage.tui.dialogs import ahead  # why: not on the first screen (test_startup_imports)
@@ -446,26 +446,28 @@ class Reading:
             self._screen.notify("u gives a project thread's archive URL; a personal account's message has none.",
                                 markup=False)
             return
-        self._run(self._thread_url, thread.thread_id, group="url", exclusive=True)
+        self._start(self._thread_url, thread.thread_id, group="url")
 
     def _thread_url(self, thread_id) -> None:
         screen = self._screen
         try:
             result = screen.session.thread_url(thread_id)
         except Exception as exc:
-            screen.post_message(UrlFailed(0, "No thread URL", exc, screen.resolve("thread_url")))
+            self.post_message(UrlFailed(0, "No thread URL", exc, screen.resolve("thread_url")))
             return
-        screen.post_message(ThreadUrlReady(str(result.value), result.resolution))
+        self.post_message(ThreadUrlReady(str(result.value), result.resolution))
 
-    def url_ready(self, message: ThreadUrlReady) -> None:
+    def on_thread_url_ready(self, message: ThreadUrlReady) -> None:
+        message.stop()
         screen = self._screen
         text = inert(message.url)
         screen.reader.show_status(f"URL: {text} · via {message.resolution.summary()}")
         screen.app.copy_to_clipboard(message.url)
         screen.notify(f"{text}\n(copied to the clipboard; not opened)", title="Thread URL", markup=False)
 
-    def url_failed(self, message: UrlFailed) -> None:
-        if self._screen.accept_failure(self.url_failed, message):
+    def on_url_failed(self, message: UrlFailed) -> None:
+        message.stop()
+        if self._screen.accept_failure(self.on_url_failed, message):
             self._screen.report_failure(message)
 
     # -- MAS case of the thread being read ---------------------------------------------
@@ -477,12 +479,13 @@ class Reading:
         try:
             record = case_record(modes_database(screen.shell.settings), thread)
         except Exception as exc:  # an unreadable record is said in the pane; the thread stays readable
-            screen.post_message(CaseLoaded(request, thread, error=error_line(exc)))
+            self.post_message(CaseLoaded(request, thread, error=error_line(exc)))
             return
         if record is not None:
-            screen.post_message(CaseLoaded(request, thread, record))
+            self.post_message(CaseLoaded(request, thread, record))
 
-    def case_loaded(self, message: CaseLoaded) -> None:
+    def on_case_loaded(self, message: CaseLoaded) -> None:
+        message.stop()
         screen = self._screen
         if not screen.is_current("reader", message.request) or screen.reader.thread is not message.thread:
             return

@@ -9,25 +9,25 @@ listing has not seen yet is the next read's to show), and never after ``R``. An 
 the read is on its way waits for it instead of reading the thread a second time behind it.
 A read ahead that fails is forgotten: Enter reads and says why.
 
-A part of the main screen's reading component (tui/controllers/reading.py) that owns its
-state and work, as the row marks are the thread pane's (tui/panes/row_marks.py).
+A part of the main screen's reading component (tui/controllers/reading.py), a component of
+the screen itself (issue 36 §2): a hidden widget that owns its state and runs its reads on itself.
 """
 
 from __future__ import annotations
 
 import time
-from functools import partial
 from typing import TYPE_CHECKING, Callable
 
 from mailtriage.core.trace import calling_as
+from mailtriage.tui.controllers.component import Component
 from mailtriage.tui.panes.reader import prepare_texts
 
 if TYPE_CHECKING:
-    from textual.screen import Screen
     from textual.timer import Timer
 
     from mailtriage.application import ThreadSummary
     from mailtriage.application.service import Service
+    from mailtriage.tui.controllers.base import ControllerBase
 
 #: Seconds the cursor rests on a row before its thread is read ahead (keys typed in a burst read nothing).
 REST = 0.3
@@ -45,17 +45,17 @@ def _same(a: ThreadSummary, b: ThreadSummary) -> bool:
     return (a.thread_id, a.message_count, a.last_activity) == (b.thread_id, b.message_count, b.last_activity)
 
 
-class ThreadAhead:
-    """Reads ahead the thread of the row the cursor rests on, for the screen ``owner``."""
+class ThreadAhead(Component):
+    """Reads ahead the thread of the row the cursor rests on, for the main screen (hidden)."""
 
-    def __init__(self, owner: Screen, session: Callable[[], Service], clock: Callable[[], float] = time.monotonic):
-        self._owner = owner
+    def __init__(self, screen: ControllerBase, session: Callable[[], Service], clock: Callable[[], float] = time.monotonic):
+        super().__init__(screen, id="thread-ahead")
         self._session = session
         self._clock = clock
         self._timer: Timer | None = None
         self._wanted: ThreadSummary | None = None
         self._rows: object = None  # the listing the cursor moves in
-        self._running: ThreadSummary | None = None
+        self._reading: ThreadSummary | None = None
         self._kept: tuple[ThreadSummary, object, float, Service] | None = None
         self._opened: ThreadSummary | None = None  # the row Enter last opened: not read ahead again
         #: An Enter on the row being read: (request, what shows it, what reads it instead on
@@ -80,7 +80,7 @@ class ThreadAhead:
             self._timer = None
         self._wanted = row
         if row is not None:
-            self._timer = self._owner.set_timer(REST, self._start)
+            self._timer = self.set_timer(REST, self._read_rested)
 
     def take(self, row: ThreadSummary):
         """The read of ``row``'s thread kept for Enter (served once), or None."""
@@ -115,7 +115,7 @@ class ThreadAhead:
 
     def reading(self, row: ThreadSummary | None) -> bool:
         """Whether ``row``'s thread is being read ahead now."""
-        return row is not None and self._running is not None and _same(self._running, row)
+        return row is not None and self._reading is not None and _same(self._reading, row)
 
     def wait_for(self, row: ThreadSummary, request: int, show: Shown, read: Callable[[int], object]) -> bool:
         """Enter on ``row``: True when its read ahead is on its way (``show`` gets it when it
@@ -131,17 +131,16 @@ class ThreadAhead:
         self._waiting = None
 
     # -- the read --------------------------------------------------------------------------
-    def _start(self) -> None:
+    def _read_rested(self) -> None:
         self._timer = None
         row = self._wanted
         session = self._session()
-        if row is None or self._running is not None or not session.is_open:
+        if row is None or self._reading is not None or not session.is_open:
             return
         if any(other is not None and _same(other, row) for other in (self._opened, self._kept and self._kept[0])):
             return  # open in the reader (the row marks arriving highlight it again), or kept
-        self._running = row
-        self._owner.run_worker(partial(self._read, row, session, self._clock()), thread=True, group="thread-ahead",
-                               exit_on_error=False)
+        self._reading = row
+        self._start(self._read, row, session, self._clock(), group="thread-ahead", exclusive=False)
 
     def _read(self, row: ThreadSummary, session: Service, started: float) -> None:
         try:
@@ -154,10 +153,10 @@ class ThreadAhead:
                 prepare_texts(result.value)  # what the reader shows, made here and not after Enter
             except Exception:  # noqa: BLE001 - made again when shown, where a failure is reported
                 pass
-        self._owner.app.call_from_thread(self._done, row, result, session, started)
+        self.app.call_from_thread(self._done, row, result, session, started)
 
     def _done(self, row: ThreadSummary, result, session: Service, started: float) -> None:
-        self._running = None
+        self._reading = None
         waiting, self._waiting = self._waiting, None
         if waiting is not None and waiting[3] is not session:
             waiting = None  # asked in a session since closed: nothing of that one is shown
@@ -171,4 +170,4 @@ class ThreadAhead:
                 self._kept = None  # served once
                 show(request, result)
         if self._wanted is not None and self._wanted is not row and self._timer is None:
-            self._start()  # the cursor moved on and rested while this one was read (it checks again)
+            self._read_rested()  # the cursor moved on and rested while this one was read (it checks again)

@@ -5,8 +5,9 @@ thread panes); the screen only routes what crosses areas and reports the failure
 bubble. Alerts, banner, unpublished-changes mark, batch, the reader's h and |, proposals,
 personal accounts, compose, the listing (start-up's first one too) and reading are components
 the screen holds (tui/controllers/): no mixin is left. The hidden-widget ones (alerts, the
-mark, compose, proposals: tui/controllers/component.py) run their workers on themselves and
-take their own answers; the screen routes the panes' requests to them and what crosses them.
+mark, compose, proposals, reading and its thread read ahead, the reader's keys:
+tui/controllers/component.py) run their workers on themselves and take their own answers;
+the screen routes the panes' requests to them and what crosses them.
 Below 100 columns the sidebar folds away and unfolds while it has the focus (1, 2);
 the zoom key (Ctrl+w) gives the focused pane the whole screen (issue 35): tui/layout.py.
 """
@@ -37,10 +38,9 @@ from mailtriage.tui.controllers.reading import Reading
 from mailtriage.tui.controllers.thread_ahead import ThreadAhead
 from mailtriage.tui.footer import KeyFooter
 from mailtriage.tui.mailbox_rows import MailboxRow
-from mailtriage.tui.messages import (AreaFailed, BatchFoldersReady, BatchReady, CaseLoaded, FolderListed,
-                                     IssueOfThreadFound, MessageReadAhead, ProposalFailed, ProposalReady, ReaderFailed,
-                                     SessionOpened, SourcesChecked, ThreadLoaded, ThreadOfIssueFound, ThreadsFailed,
-                                     ThreadsLoaded, ThreadUrlReady, TrackerLoaded, UrlFailed)
+from mailtriage.tui.messages import (AreaFailed, BatchFoldersReady, BatchReady, FolderListed, IssueOfThreadFound,
+                                     ProposalFailed, ProposalReady, SessionOpened, SourcesChecked,
+                                     ThreadOfIssueFound, ThreadsFailed, ThreadsLoaded, TrackerLoaded)
 from mailtriage.tui.panes.folders import FolderList, FoldersPane
 from mailtriage.tui.panes.reader import ReaderPane, ThreadView
 from mailtriage.tui.panes.sources import SourceList, SourcesPane
@@ -98,6 +98,9 @@ class MainScreen(ControllerBase, PendingWork, bindings.KeyContext, inherit_bindi
         yield self.publish_mark
         yield self.composing
         yield self.proposals
+        yield self.reading
+        yield self.reading.thread_ahead
+        yield self.reader_keys
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -109,13 +112,13 @@ class MainScreen(ControllerBase, PendingWork, bindings.KeyContext, inherit_bindi
         self.publish_mark = PublishMark()
         #: The action keys on tagged rows (its work is the screen's "reply" work: Esc cancels it).
         self.batches = Batch(self)
-        #: h and | on the thread read.
+        #: h and | on the thread read (hidden).
         self.reader_keys = ReaderKeys(self)
         #: A personal account's folder in the thread list, flag and move (its listing is the
         #: screen's "threads" work, its proposals the screen's "reply" work).
         self.accounts = Accounts(self)
         #: Enter on a row, the reader's q, Space, a and u, the read ahead, the thread URL and case
-        #: (its reads are the screen's "reader" work: Esc cancels them).
+        #: (hidden; its reads are the screen's "reader" work: Esc cancels them).
         self.reading = Reading(self, thread_ahead=ThreadAhead(self, lambda: self.session))
         #: r, A, F and C: the compose dialog, built ahead, and its proposal (hidden; "reply" work).
         self.composing = Compose(self, reading=self.reading)
@@ -289,22 +292,8 @@ class MainScreen(ControllerBase, PendingWork, bindings.KeyContext, inherit_bindi
     def on_threads_failed(self, message: ThreadsFailed) -> None:
         self.listing.failed(message)
 
-    def on_thread_loaded(self, message: ThreadLoaded) -> None:
-        """A read came: the listing's look first (a relist after an outage), then the reader."""
-        self.listing.thread_read(message)
-        self.reading.thread_loaded(message)
-
-    def on_reader_failed(self, message: ReaderFailed) -> None:
-        self.reading.failed(message)
-
     def on_thread_list_highlighted(self, message: ThreadList.Highlighted) -> None:
         self.reading.highlighted()
-
-    def on_message_read_ahead(self, message: MessageReadAhead) -> None:
-        self.reading.message_read_ahead(message)
-
-    def on_case_loaded(self, message: CaseLoaded) -> None:
-        self.reading.case_loaded(message)
 
     def on_thread_view_back_requested(self, message: ThreadView.BackRequested) -> None:
         self.reading.back()
@@ -317,12 +306,6 @@ class MainScreen(ControllerBase, PendingWork, bindings.KeyContext, inherit_bindi
 
     def on_thread_view_url_requested(self, message: ThreadView.UrlRequested) -> None:
         self.reading.show_thread_url()
-
-    def on_thread_url_ready(self, message: ThreadUrlReady) -> None:
-        self.reading.url_ready(message)
-
-    def on_url_failed(self, message: UrlFailed) -> None:
-        self.reading.url_failed(message)
 
     def on_thread_list_batch_requested(self, message: ThreadList.BatchRequested) -> None:
         self.batches.requested(message.rows, message.action)
