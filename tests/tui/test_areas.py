@@ -22,7 +22,9 @@ TUI = Path(messages.__file__).resolve().parent
 MAX_MIXINS = 0
 #: Methods (handlers, workers and properties too) that MainScreen and its base define (167 when
 #: issue 36 was filed; 152 before compose and listing became components, 119 before reading did).
-MAX_METHODS = 97  # 94 before the components became widgets (their base: owns, cancel_group, worker_changed)
+#: 94 before the components became widgets (their base: owns, cancel_group, worker_changed); 97
+#: before the listing, accounts and batch took their own answers (seven handlers went).
+MAX_METHODS = 90
 #: ``raise NotImplementedError`` stubs in tui/controllers/ and tui/screens/main.py (20 before; the
 #: last, SourcesView.show_sources, is a protocol's method now).
 MAX_STUBS = 0
@@ -112,12 +114,15 @@ def test_the_main_screen_methods_only_shrink():
 COMPONENTS = {"alerts": "Alerts", "banner": "Banner", "publish_mark": "PublishMark", "batch": "Batch",
               "keys": "ReaderKeys", "proposals": "Proposals", "accounts": "Accounts", "compose": "Compose",
               "listing": "Listing", "reading": "Reading"}
+#: Those of them that are hidden widgets running their own workers and taking their answers.
+WIDGET_COMPONENTS = {"Listing", "Accounts", "Batch"}
 
 
 def test_the_components_the_screen_holds_are_no_mixins_and_import_no_screen():
     import importlib
 
     from mailtriage.tui.controllers.base import ControllerBase
+    from mailtriage.tui.controllers.component import Component
 
     found = []
     for module, name in COMPONENTS.items():
@@ -125,6 +130,8 @@ def test_the_components_the_screen_holds_are_no_mixins_and_import_no_screen():
         cls = getattr(importlib.import_module(f"mailtriage.tui.controllers.{module}"), name)
         if issubclass(cls, ControllerBase):
             found.append(f"{name} is a controller mixin")
+        if name in WIDGET_COMPONENTS and not issubclass(cls, Component):
+            found.append(f"{name} is no Component (a hidden widget that owns its workers)")
         found += [f"{module} imports {imported}" for imported in _runtime_imports(_parse(path))
                   if imported.startswith(("mailtriage.tui.screens", "mailtriage.tui.app", "mailtriage.tui.controllers"))
                   and imported != "mailtriage.tui.controllers.component"]  # their base: a hidden widget

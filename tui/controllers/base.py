@@ -4,9 +4,11 @@ The main screen's work is an area's own (tui/panes/area.py: the tracker, lists a
 panes run theirs) or a component's the screen holds (alerts, the banner, the
 unpublished-changes mark, batch, the reader's h and |, the proposals, personal accounts,
 compose, the listing, reading: tui/controllers/alerts.py, banner.py, publish_mark.py,
-batch.py, keys.py, proposals.py, accounts.py, compose.py, listing.py, reading.py); a
-component's workers run on the main screen and the screen routes the messages they post
-to it (issue 36 §2: no mixin is left, tests/tui/test_areas.py). This base of the main screen
+batch.py, keys.py, proposals.py, accounts.py, compose.py, listing.py, reading.py). A
+component that is a hidden widget (tui/controllers/component.py: the listing, accounts,
+batch) runs its workers on itself and takes their answers; the others' run on the main
+screen, which routes the messages they post to it (issue 36 §2: no mixin is left,
+tests/tui/test_areas.py). This base of the main screen
 holds what the screen's work shares (the components', through the screen): the session,
 request numbers (a newer request of a kind supersedes an older one), the deferral of
 answers that arrive before the panes are mounted, and the reporting of a failed call.

@@ -4,7 +4,10 @@ Some panes are areas that own their state and work (tui/panes/area.py: tracker, 
 thread panes); the screen only routes what crosses areas and reports the failures they let
 bubble. Alerts, banner, unpublished-changes mark, batch, the reader's h and |, proposals,
 personal accounts, compose, the listing (start-up's first one too) and reading are components
-the screen holds (tui/controllers/), to which it routes their messages: no mixin is left.
+the screen holds (tui/controllers/): no mixin is left. Alerts, the mark, the listing, the
+accounts and batch are hidden widgets (tui/controllers/component.py) whose workers run on
+them and whose answers come back to them; the screen routes a pane's request to a
+component, and the others' answers, to their component.
 Below 100 columns the sidebar folds away and unfolds while it has the focus (1, 2);
 the zoom key (Ctrl+w) gives the focused pane the whole screen (issue 35): tui/layout.py.
 """
@@ -36,11 +39,10 @@ from mailtriage.tui.controllers.reading import Reading
 from mailtriage.tui.controllers.thread_ahead import ThreadAhead
 from mailtriage.tui.footer import KeyFooter
 from mailtriage.tui.mailbox_rows import MailboxRow
-from mailtriage.tui.messages import (ApplyFailed, AreaFailed, BatchFoldersReady, BatchReady, CaseLoaded,
-                                     ComposeReady, DraftBuiltAhead, FolderListed, IssueOfThreadFound,
-                                     MessageReadAhead, ProposalApplied, ProposalFailed, ProposalReady, ReaderFailed,
-                                     SessionOpened, SourcesChecked, ThreadLoaded, ThreadOfIssueFound, ThreadsFailed,
-                                     ThreadsLoaded, ThreadUrlReady, TrackerLoaded, UrlFailed)
+from mailtriage.tui.messages import (ApplyFailed, AreaFailed, CaseLoaded, ComposeReady, DraftBuiltAhead,
+                                     IssueOfThreadFound, MessageReadAhead, ProposalApplied, ProposalFailed,
+                                     ProposalReady, ReaderFailed, ThreadLoaded, ThreadOfIssueFound, ThreadUrlReady,
+                                     TrackerLoaded, UrlFailed)
 from mailtriage.tui.panes.folders import FolderList, FoldersPane
 from mailtriage.tui.panes.reader import ReaderPane, ThreadView
 from mailtriage.tui.panes.sources import SourceList, SourcesPane
@@ -96,21 +98,24 @@ class MainScreen(ControllerBase, PendingWork, bindings.KeyContext, inherit_bindi
         yield KeyFooter()
         yield self.alerts
         yield self.publish_mark
+        yield self.listing
+        yield self.accounts
+        yield self.batches
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        #: The sources check and the thread list's listing (its work is the screen's "threads" work).
+        #: The sources check and the thread list's listing (hidden; its work is the screen's "threads" work).
         self.listing = Listing(self)
         #: The new-report poll and its news (hidden; the listing and the reader call it).
         self.alerts = Alerts(self)
         #: The unpublished-changes mark in the title (hidden; asked after a write or a tracker listing).
         self.publish_mark = PublishMark()
-        #: The action keys on tagged rows (its work is the screen's "reply" work: Esc cancels it).
+        #: The action keys on tagged rows (hidden; its work is the screen's "reply" work: Esc cancels it).
         self.batches = Batch(self)
         #: h and | on the thread read.
         self.reader_keys = ReaderKeys(self)
-        #: A personal account's folder in the thread list, flag and move (its listing is the
-        #: screen's "threads" work, its proposals the screen's "reply" work).
+        #: A personal account's folder in the thread list, flag and move (hidden; its listing is
+        #: the screen's "threads" work, its proposals the screen's "reply" work).
         self.accounts = Accounts(self)
         #: Enter on a row, the reader's q, Space, a and u, the read ahead, the thread URL and case
         #: (its reads are the screen's "reader" work: Esc cancels them).
@@ -272,20 +277,8 @@ class MainScreen(ControllerBase, PendingWork, bindings.KeyContext, inherit_bindi
         self.listing.retry_on_enter()
         self.reading.open_row(message.summary)
 
-    def on_session_opened(self, message: SessionOpened) -> None:
-        self.listing.session_opened(message)
-
     def on_folders_pane_list_chosen(self, message: FoldersPane.ListChosen) -> None:
         self.listing.list_chosen(message.list_name)
-
-    def on_sources_checked(self, message: SourcesChecked) -> None:
-        self.listing.sources_checked(message)
-
-    def on_threads_loaded(self, message: ThreadsLoaded) -> None:
-        self.listing.loaded(message)
-
-    def on_threads_failed(self, message: ThreadsFailed) -> None:
-        self.listing.failed(message)
 
     def on_thread_loaded(self, message: ThreadLoaded) -> None:
         """A read came: the listing's look first (a relist after an outage), then the reader."""
@@ -324,12 +317,6 @@ class MainScreen(ControllerBase, PendingWork, bindings.KeyContext, inherit_bindi
 
     def on_thread_list_batch_requested(self, message: ThreadList.BatchRequested) -> None:
         self.batches.requested(message.rows, message.action)
-
-    def on_batch_folders_ready(self, message: BatchFoldersReady) -> None:
-        self.batches.folders_ready(message)
-
-    def on_batch_ready(self, message: BatchReady) -> None:
-        self.batches.ready(message)
 
     def on_thread_view_headers_requested(self, message: ThreadView.HeadersRequested) -> None:
         self.reader_keys.headers()
@@ -377,12 +364,6 @@ class MainScreen(ControllerBase, PendingWork, bindings.KeyContext, inherit_bindi
 
     def on_folders_pane_folder_chosen(self, message: FoldersPane.FolderChosen) -> None:
         self.accounts.folder_chosen(message.account_id, message.folder_id, message.name)
-
-    def on_folder_listed(self, message: FolderListed) -> None:
-        self.accounts.listed(message)
-        # The cursor's message read ahead in the turn that shows the rows, not a frame later when
-        # the list's Highlighted comes: an Enter typed at the rows' first frame waited for it (issue 35).
-        self.reading.highlighted()
 
     def on_thread_list_organize_requested(self, message: ThreadList.OrganizeRequested) -> None:
         self.accounts.organize(message.summary, message.action)
