@@ -70,8 +70,8 @@ class Listing(Component):
 
     # -- the session opened ---------------------------------------------------------
     def start_first_listing(self) -> None:
-        """Called by the app's session worker as soon as the project is open (a cold start's child
-        lists already: before it opens)."""
+        """Called for the app's session worker, on the UI thread, as soon as the project is open
+        (a cold start's child lists already: before it opens)."""
         screen = self._screen
         head = screen.shell.head_start
         child = screen.shell.take_listing_child()  # a cold start's: it lists the first list already
@@ -86,7 +86,7 @@ class Listing(Component):
         painted = head is not None and (head.listing is not None or shown is not None)
         self.listing_out_of_reach = False
         self._start(self._check_and_list, screen.new_request("threads"), None, first=True, cached_first=not painted,
-                  child=child, shown=shown, group="threads")
+                    child=child, shown=shown, group="threads")
 
     def show_head_start(self) -> None:
         """Before the first frame (the panes are mounted): what the app read before it
