@@ -19,8 +19,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from textual import on
-
 from mailtriage.tui.controllers.component import Component
 from mailtriage.tui.mailbox_rows import MailboxRow
 from mailtriage.tui.messages import FolderListed, ProposalFailed, ProposalReady, ThreadsFailed
@@ -81,8 +79,7 @@ class Accounts(Component):
                 threads.thread_list.cursor = min(message.cursor, len(message.rows) - 1)
         self._screen.reading.highlighted()
 
-    @on(ThreadsFailed)
-    def folder_failed(self, message: ThreadsFailed) -> None:
+    def on_threads_failed(self, message: ThreadsFailed) -> None:
         """The folder could not be listed: the thread list says so as for a list (the listing's)."""
         message.stop()
         self._screen.listing.failed(message)

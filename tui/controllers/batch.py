@@ -21,8 +21,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from textual import on
-
 from mailtriage.application import ThreadId
 from mailtriage.tui.controllers.component import Component
 from mailtriage.tui.mailbox_rows import MAILBOX_KIND, MailboxRow
@@ -86,8 +84,7 @@ class Batch(Component):
             return
         self.post_message(BatchFoldersReady(request, account_id, headers, folders))
 
-    @on(BatchFoldersReady)
-    def folders_ready(self, message: BatchFoldersReady) -> None:
+    def on_batch_folders_ready(self, message: BatchFoldersReady) -> None:
         """The folders a move may go to: the folder picker, then the proposal."""
         message.stop()
         screen = self._screen
@@ -106,8 +103,7 @@ class Batch(Component):
         screen.app.push_screen(FolderPicker(message.folders, current=headers[0].folder_id, count=len(headers),
                                             account_id=message.account_id), picked)
 
-    @on(BatchReady)
-    def ready(self, message: BatchReady) -> None:
+    def on_batch_ready(self, message: BatchReady) -> None:
         """The batch proposal: the proposal dialog."""
         message.stop()
         screen = self._screen

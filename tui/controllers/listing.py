@@ -25,7 +25,6 @@ from functools import partial
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from rich.text import Text
-from textual import on
 from textual.worker import get_current_worker
 
 from mailtriage.tui.controllers.component import Component
@@ -104,12 +103,11 @@ class Listing(Component):
                 self._screen.threads.show_rows(rows_for(page.listing()), page.resolution, head.list_name,
                                                partial=not page.whole)
 
-    @on(SessionOpened)
-    def session_opened(self, message: SessionOpened) -> None:
+    def on_session_opened(self, message: SessionOpened) -> None:
         """The project is open (the app posts it here)."""
         message.stop()
         screen = self._screen
-        if screen.defer(self.session_opened, message):
+        if screen.defer(self.on_session_opened, message):
             return
         if screen.shell.head_start is None:  # else it showed the project already (and a list chosen since stays)
             session = screen.session
@@ -269,12 +267,11 @@ class Listing(Component):
             self.post_message(ThreadsLoaded(request, list_name, rows_for(offline[0].value),
                                             offline[0].resolution, partial=True, cached=True))
 
-    @on(SourcesChecked)
-    def sources_checked(self, message: SourcesChecked) -> None:
+    def on_sources_checked(self, message: SourcesChecked) -> None:
         """A sources check: the sources pane, the banner, every ``SourcesView``."""
         message.stop()
         screen = self._screen
-        if screen.defer(self.sources_checked, message):
+        if screen.defer(self.on_sources_checked, message):
             return
         self.last_matrix = message.matrix
         self.last_resolutions = message.resolutions
@@ -288,10 +285,12 @@ class Listing(Component):
             if isinstance(shown, SourcesView):
                 shown.show_sources(message.matrix, message.resolutions, screen.session.cc)
 
-    @on(ThreadsLoaded)
+    def on_threads_loaded(self, message: ThreadsLoaded) -> None:
+        message.stop()
+        self.loaded(message)
+
     def loaded(self, message: ThreadsLoaded) -> None:
         """A listing's rows: into the thread pane with the alerts' news."""
-        message.stop()
         screen = self._screen
         if screen.defer(self.loaded, message):
             return
@@ -314,11 +313,13 @@ class Listing(Component):
             screen.call_after_refresh(alerts.start)
             screen.set_timer(KEEP_AFTER, shell.keep_first_frame)  # the next start paints this at once
 
-    @on(ThreadsFailed)
+    def on_threads_failed(self, message: ThreadsFailed) -> None:
+        message.stop()
+        self.failed(message)
+
     def failed(self, message: ThreadsFailed) -> None:
         """A listing failed (a list's here, a folder's from the accounts): the thread pane says
         so, the error list has it."""
-        message.stop()
         screen = self._screen
         screen.shell.drop_read_ahead()  # what a later Enter shows is read then, with what came since
         if not screen.accept_failure(self.failed, message):
