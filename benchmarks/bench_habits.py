@@ -369,7 +369,7 @@ benchmark's send-keys is read with; load 10-12): Enter is typed as the folder's 
 and the read ahead of the newest message started only when the list's Highlighted reached the
 screen, after that frame at times: in one run of two the read was asked 3-7 ms before the Enter
 and answered 60-80 ms after it, the Enter's frame showed "loading" and the body came a frame
-later. Now the turn that shows the folder's rows starts the read (MainScreen.on_folder_listed);
+later. Now the turn that shows the folder's rows starts the read (Accounts.on_folder_listed);
 and the frame after the body's (which an r typed at once waits behind) no longer repaints the
 list and the view whole nor lays the screen out again (tui/focus_paint.py, bench_open_headless.py
 open10). The machine stayed at load 20-24 for the rest of the session (other helpers' suites):

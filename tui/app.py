@@ -182,8 +182,10 @@ class MailTriageApp(IdleCollection, StartupKeys, FirstScreen, Toasts, App[int], 
         main = self.main
         # A cold start's child lists already: its first page shows while the project opens here.
         listing_first = main is not None and self.listing_child_waits()
+        # The listing's worker is started on the UI thread (its exclusive start cancels the
+        # screen's "threads" work, which only that thread may touch).
         if listing_first and main is not None:
-            main.listing.start_first_listing()
+            self.call_from_thread(main.listing.start_first_listing)
         try:
             if not self.session.is_open:
                 self.session.open()
@@ -193,9 +195,9 @@ class MailTriageApp(IdleCollection, StartupKeys, FirstScreen, Toasts, App[int], 
             return
         main = self.main
         if main is not None:
-            main.post_message(SessionOpened())
+            main.listing.post_message(SessionOpened())  # one queue with the first listing's answers
             if not listing_first:
-                main.listing.start_first_listing()
+                self.call_from_thread(main.listing.start_first_listing)
 
     def on_session_failed(self, message: SessionFailed) -> None:
         self.drop_held_keys()  # no rows come for the keys held since the kept frame (tui/startup_keys.py)

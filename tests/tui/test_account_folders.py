@@ -140,12 +140,31 @@ async def an_account_that_cannot_be_browsed_says_so_in_the_folders_pane(app, pil
     assert "Folders · outlook" not in screen_text(app)
 
 
+async def a_folder_gone_from_the_server_says_so_in_the_thread_list(app, pilot, dovecot, dovecot_user) -> None:
+    """The folder's listing failed (the accounts' worker answers to the accounts, which hand
+    the failure to the listing): the thread list and the error list say so."""
+    await pilot.press("1", "g")
+    await settle(pilot)
+    await pilot.press("down", "enter")
+    await settle(pilot)
+    folder_list = app.screen.query_one(FolderList)
+    folder_list.highlighted = next(i for i in range(folder_list.option_count)
+                                   if "Lists" in str(folder_list.get_option_at_index(i).prompt))
+    with dovecot.client(dovecot_user) as client:  # another client deletes it meanwhile
+        client.delete_folder("Lists")
+    await pilot.press("enter")
+    await settle(pilot)
+    assert (app.main.threads.failure or "").startswith("⚠ press R to retry")
+    assert [(e.title, e.where) for e in app.errors][-1:] == [("Listing work · Lists failed", "threads")]
+
+
 async def test_browse_read_a_paged_folder_and_an_account_that_cannot_be_browsed(account_project, dovecot,
                                                                                  dovecot_user, user_config):
-    """Three tests that write nothing, one app each, on one app (issue 36 §7): the account
+    """Four tests that write nothing, one app each, on one app (issue 36 §7): the account
     has a large Lists folder and the settings a graph account beside it from the start (neither
-    changes what the INBOX and the folder list of work show). Each check starts from the list
-    focused (``back_to_the_list`` asserts it) and opens the Sources pane itself."""
+    changes what the INBOX and the folder list of work show; the last check deletes Lists).
+    Each check starts from the list focused (``back_to_the_list`` asserts it) and opens the
+    Sources pane itself."""
     from mailtriage.tui.mailbox_rows import FOLDER_PAGE
 
     count = FOLDER_PAGE + 30
@@ -165,6 +184,8 @@ async def test_browse_read_a_paged_folder_and_an_account_that_cannot_be_browsed(
         await a_large_folder_is_paged_as_you_scroll(app, pilot, count)
         await back_to_the_list(pilot)
         await an_account_that_cannot_be_browsed_says_so_in_the_folders_pane(app, pilot)
+        await back_to_the_list(pilot)
+        await a_folder_gone_from_the_server_says_so_in_the_thread_list(app, pilot, dovecot, dovecot_user)
     flags = inbox_flags(dovecot, dovecot_user)
     assert b"\\Seen" not in flags["Path traversal in frob-serve"]
     assert flags == before  # neither the read nor the cancelled mark-read changed a flag

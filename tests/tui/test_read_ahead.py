@@ -7,10 +7,10 @@ from datetime import datetime, timezone
 
 import pytest
 
+from mailtriage.tui.controllers.accounts import Accounts
 from mailtriage.tui.dialogs.compose import ComposeDialog
 from mailtriage.tui.mailbox_rows import MailboxRow
 from mailtriage.tui.panes.reader import ReaderPane
-from mailtriage.tui.screens.main import MainScreen
 from tests.servers.faultproxy import FaultProxy
 from tests.tui.helpers import account_through, make_app, screen_text, settle, write_imap_project
 from tests.tui.test_account_folders import open_inbox, report
@@ -98,12 +98,12 @@ async def test_the_newest_message_is_being_read_when_the_folders_rows_are_first_
     project, _proxy = held_project
     app = make_app(project)
     seen: list[bool] = []  # as the folder's rows are shown: a read of the cursor's message on its way?
-    shown = MainScreen.on_folder_listed
+    shown = Accounts.on_folder_listed
 
     def showing(self, message) -> None:
         shown(self, message)
         seen.append(any(w.group == "read-ahead" for w in self.workers))
-    monkeypatch.setattr(MainScreen, "on_folder_listed", showing)
+    monkeypatch.setattr(Accounts, "on_folder_listed", showing)
     async with app.run_test(size=(140, 44)) as pilot:
         await open_inbox(app, pilot)
         assert seen == [True]

@@ -6,17 +6,20 @@ as the screen's "threads" work (a list chosen after a folder supersedes it, Esc 
 it). Every write (mark read, flag, archive, trash) goes through a proposal the user
 confirms: built as the screen's "reply" work, shown by the proposals.
 
-A component the main screen holds (issue 36 §2: no longer a mixin). It owns the folder in
-the thread list (:attr:`Accounts.open_folder_key`): the listing forgets it when a list
-replaces the folder, the search takes it as its scope, compose's new mail its account.
-The screen routes a folder chosen, ``m f a d`` on a row and the folder's rows here.
+A component of the main screen (issue 36 §2: a hidden widget, tui/controllers/component.py).
+It owns the folder in the thread list (:attr:`Accounts.open_folder_key`): the listing forgets
+it when a list replaces the folder, the search takes it as its scope, compose's new mail its
+account. The screen routes a folder chosen and ``m f a d`` on a row here. Its workers run on
+it: the folder's rows (``FolderListed``) and its failure (``ThreadsFailed``, shown as a list's
+is, by the listing) come back to it; a proposal goes to the screen, which routes every
+proposal to the proposals.
 """
 
 from __future__ import annotations
 
-from functools import partial
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
+from mailtriage.tui.controllers.component import Component
 from mailtriage.tui.mailbox_rows import MailboxRow
 from mailtriage.tui.messages import FolderListed, ProposalFailed, ProposalReady, ThreadsFailed
 
@@ -25,20 +28,15 @@ if TYPE_CHECKING:
     from mailtriage.tui.controllers.base import ControllerBase
 
 
-class Accounts:
+class Accounts(Component):
     """A personal account's folder in the thread list, and the flag and move proposals on its rows."""
 
     def __init__(self, screen: ControllerBase) -> None:
-        #: The main screen: the service, its "threads" and "reply" requests and workers, the
-        #: thread and lists panes, the reader left behind when a folder replaces a list.
-        self._screen = screen
+        # screen: the service, its "threads" and "reply" requests, the thread and lists panes,
+        # the reader left behind when a folder replaces a list.
+        super().__init__(screen, id="accounts")
         #: The folder in the thread list: (account id, folder id, name); None for a mailing list.
         self.open_folder_key: tuple[str, str, str] | None = None
-
-    def _run(self, work: Callable[..., None], *args, group: str) -> None:
-        """``work(*args)`` as the screen's work of ``group`` (Esc cancels it; the newest one runs)."""
-        self._screen.run_worker(partial(work, *args), name=work.__name__, group=group, exit_on_error=False,
-                                exclusive=True, thread=True)
 
     # -- intents from the panes, routed by the screen --------------------------------------
     def folder_chosen(self, account_id: str, folder_id: str, name: str) -> None:
@@ -66,17 +64,25 @@ class Accounts:
         else:
             screen.threads.show_loading(label)
             screen.reader_leaves_source()
-        self._run(self._list_folder, screen.new_request("threads"), account_id, folder_id, label, cursor,
-                  group="threads")
+        self._start(self._list_folder, screen.new_request("threads"), account_id, folder_id, label, cursor,
+                    group="threads")
 
-    def listed(self, message: FolderListed) -> None:
-        """The folder's rows (routed by the screen): into the thread list, the cursor kept."""
-        if not self._screen.is_current("threads", message.request):
-            return
-        threads = self._screen.threads
-        threads.show_rows(message.rows, None, message.label)
-        if message.cursor and len(message.rows):
-            threads.thread_list.cursor = min(message.cursor, len(message.rows) - 1)
+    def on_folder_listed(self, message: FolderListed) -> None:
+        """The folder's rows: into the thread list, the cursor kept. The cursor's message is
+        read ahead in the turn that shows the rows, not a frame later when the list's
+        Highlighted comes: an Enter typed at the rows' first frame waited for it (issue 35)."""
+        message.stop()
+        if self._screen.is_current("threads", message.request):
+            threads = self._screen.threads
+            threads.show_rows(message.rows, None, message.label)
+            if message.cursor and len(message.rows):
+                threads.thread_list.cursor = min(message.cursor, len(message.rows) - 1)
+        self._screen.reading.highlighted()
+
+    def on_threads_failed(self, message: ThreadsFailed) -> None:
+        """The folder could not be listed: the thread list says so as for a list (the listing's)."""
+        message.stop()
+        self._screen.listing.failed(message)
 
     def _list_folder(self, request: int, account_id: str, folder_id: str, label: str, cursor: int = 0) -> None:
         # lazy: the mailbox rows (and the mailbox contract) load once an account is opened
@@ -87,7 +93,7 @@ class Accounts:
         try:
             first = session.account_page(account_id, folder_id, 0, FOLDER_PAGE)
         except Exception as exc:
-            screen.post_message(ThreadsFailed(request, f"Listing {label} failed", exc))
+            self.post_message(ThreadsFailed(request, f"Listing {label} failed", exc))
             return
         reads = FolderReads(  # the whole folder ordered by the server (issue 35): sort, fold, u
             order=lambda sort, reverse, threads: session.account_order(account_id, folder_id, sort, reverse, threads),
@@ -95,7 +101,7 @@ class Accounts:
             headers=lambda ids: session.account_headers(account_id, ids))
         rows = FolderRows(account_id, folder_id, first,
                           lambda page, size: session.account_page(account_id, folder_id, page, size), reads=reads)
-        screen.post_message(FolderListed(request, label, rows, cursor))
+        self.post_message(FolderListed(request, label, rows, cursor))
 
     # -- flag and move ----------------------------------------------------------------------
     def organize(self, summary: object, action: str) -> None:
@@ -109,8 +115,8 @@ class Accounts:
             action = "unread" if header.read else "read"
         elif action == "toggle_flag":
             action = "unflag" if header.flagged else "flag"
-        self._run(self._propose_organize, self._screen.new_request("reply"), summary.account_id, header, action,
-                  group="reply")
+        self._start(self._propose_organize, self._screen.new_request("reply"), summary.account_id, header, action,
+                    group="reply")
 
     def _propose_organize(self, request: int, account_id: str, header: MailHeader, action: str) -> None:
         screen = self._screen

@@ -5,10 +5,9 @@ panes run theirs) or a component's the screen holds (alerts, the banner, the
 unpublished-changes mark, batch, the reader's h and |, the proposals, personal accounts,
 compose, the listing, reading: tui/controllers/alerts.py, banner.py, publish_mark.py,
 batch.py, keys.py, proposals.py, accounts.py, compose.py, listing.py, reading.py; issue 36
-§2: no mixin is left, tests/tui/test_areas.py). A hidden-widget component (component.py:
-alerts, the mark, compose, proposals, reading and its read ahead, the reader's keys) runs its
-workers on itself and takes their answers; the others' workers run on the screen, which routes
-their answers to them. This base of the
+§2: no mixin is left, tests/tui/test_areas.py). Each is a hidden widget (component.py) that
+runs its workers on itself and takes their answers; the screen routes the panes' requests
+to them and what crosses them. This base of the
 main screen holds what the screen's work shares (the components', through the screen): the session,
 request numbers (a newer request of a kind supersedes an older one), the deferral of
 answers that arrive before the panes are mounted, and the reporting of a failed call.

@@ -9,18 +9,20 @@ tags of the messages that were done are cleared, and of those that are gone (exp
 moved by another client, their folder reset); the other failed ones stay tagged. A partial
 failure is reported message by message (``!`` shows each failed message and why).
 
-A component the main screen holds (issue 36 §2: no longer a mixin): it keeps the batch
-proposal on screen, and runs its work as the screen's "reply" work (the worker group and
-request kind Esc cancels, which a proposal or a compose started later supersedes), so its
-workers run on the screen and their answers come back through the screen's two routes.
+A component of the main screen (issue 36 §2: a hidden widget, tui/controllers/component.py):
+it keeps the batch proposal on screen, and runs its work on itself as the screen's "reply"
+work (the worker group and request kind Esc cancels, which a proposal or a compose started
+later supersedes). It takes its own answers (``BatchFoldersReady``, ``BatchReady``); a
+failure to build the proposal is a ``ProposalFailed`` posted to the screen, which routes every
+proposal's failure to the proposals.
 """
 
 from __future__ import annotations
 
-from functools import partial
 from typing import TYPE_CHECKING
 
 from mailtriage.application import ThreadId
+from mailtriage.tui.controllers.component import Component
 from mailtriage.tui.mailbox_rows import MAILBOX_KIND, MailboxRow
 from mailtriage.tui.messages import BatchFoldersReady, BatchReady, ProposalFailed
 
@@ -29,20 +31,15 @@ if TYPE_CHECKING:
     from mailtriage.tui.controllers.base import ControllerBase
 
 
-class Batch:
+class Batch(Component):
     """The action keys on the tagged rows: one proposal, and the tags after its write."""
 
     def __init__(self, screen: ControllerBase) -> None:
-        #: The main screen: its "reply" requests and workers, the thread pane, the proposal
-        #: dialog and the folder listing after a write.
-        self._screen = screen
+        # screen: its "reply" requests, the thread pane, the proposal dialog and the folder
+        # listing after a write.
+        super().__init__(screen, id="batch")
         #: The batch proposal on screen (or being written): its outcome decides which tags stay.
         self.proposal: Proposal | None = None
-
-    def _run(self, work, *args) -> None:
-        """``work(*args)`` as the screen's "reply" work (Esc cancels it; the newest one runs)."""
-        self._screen.run_worker(partial(work, *args), name=work.__name__, group="reply", exit_on_error=False,
-                                exclusive=True, thread=True)
 
     def requested(self, rows: tuple[ThreadSummary, ...], action: str) -> None:
         """The action keys with rows tagged (ThreadList.BatchRequested, routed by the screen)."""
@@ -63,9 +60,9 @@ class Batch:
         account_id = accounts.pop()
         headers = tuple(r.header for r in messages)
         if action == "move":
-            self._run(self._batch_folders, screen.new_request("reply"), account_id, headers)
+            self._start(self._batch_folders, screen.new_request("reply"), account_id, headers, group="reply")
         else:
-            self._run(self._propose_batch, screen.new_request("reply"), account_id, headers, action)
+            self._start(self._propose_batch, screen.new_request("reply"), account_id, headers, action, group="reply")
 
     # -- building the proposal --------------------------------------------------------
     def _propose_batch(self, request: int, account_id: str, headers: tuple[MailHeader, ...], action: str,
@@ -76,7 +73,7 @@ class Batch:
         except Exception as exc:
             screen.post_message(ProposalFailed(request, "Preparing the change failed", exc))
             return
-        screen.post_message(BatchReady(request, proposal))
+        self.post_message(BatchReady(request, proposal))
 
     def _batch_folders(self, request: int, account_id: str, headers: tuple[MailHeader, ...]) -> None:
         screen = self._screen
@@ -85,10 +82,11 @@ class Batch:
         except Exception as exc:
             screen.post_message(ProposalFailed(request, f"Listing the folders of {account_id} failed", exc))
             return
-        screen.post_message(BatchFoldersReady(request, account_id, headers, folders))
+        self.post_message(BatchFoldersReady(request, account_id, headers, folders))
 
-    def folders_ready(self, message: BatchFoldersReady) -> None:
-        """The folders a move may go to: the folder picker, then the proposal (routed by the screen)."""
+    def on_batch_folders_ready(self, message: BatchFoldersReady) -> None:
+        """The folders a move may go to: the folder picker, then the proposal."""
+        message.stop()
         screen = self._screen
         if not screen.is_current("reply", message.request):
             return
@@ -96,8 +94,8 @@ class Batch:
 
         def picked(folder_id: str | None) -> None:
             if folder_id:
-                self._run(self._propose_batch, screen.new_request("reply"), message.account_id, headers, "move",
-                          folder_id)
+                self._start(self._propose_batch, screen.new_request("reply"), message.account_id, headers, "move",
+                            folder_id, group="reply")
 
         # lazy: dialogs are not on the first screen (tests/tui/test_startup_imports.py)
         from mailtriage.tui.dialogs.folder_picker import FolderPicker
@@ -105,8 +103,9 @@ class Batch:
         screen.app.push_screen(FolderPicker(message.folders, current=headers[0].folder_id, count=len(headers),
                                             account_id=message.account_id), picked)
 
-    def ready(self, message: BatchReady) -> None:
-        """The batch proposal: the proposal dialog (routed by the screen)."""
+    def on_batch_ready(self, message: BatchReady) -> None:
+        """The batch proposal: the proposal dialog."""
+        message.stop()
         screen = self._screen
         if not screen.is_current("reply", message.request):
             return
@@ -119,7 +118,8 @@ class Batch:
             self._screen.notify("Import works on a project source's threads; the tagged rows are a personal account's "
                         "messages.", severity="warning", markup=False)
             return
-        self._run(self._propose_imports, self._screen.new_request("reply"), tuple(r.thread_id for r in rows))
+        self._start(self._propose_imports, self._screen.new_request("reply"), tuple(r.thread_id for r in rows),
+                    group="reply")
 
     def _propose_imports(self, request: int, thread_ids: tuple[ThreadId, ...]) -> None:
         screen = self._screen
@@ -128,7 +128,7 @@ class Batch:
         except Exception as exc:
             screen.post_message(ProposalFailed(request, "Preparing the imports failed", exc))
             return
-        screen.post_message(BatchReady(request, proposal))
+        self.post_message(BatchReady(request, proposal))
 
     # -- after the write -------------------------------------------------------------------
     def after(self, report: ApplyReport) -> None:

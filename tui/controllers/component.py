@@ -20,6 +20,8 @@ from textual.widget import Widget
 from textual.worker import Worker
 
 if TYPE_CHECKING:
+    from textual.app import App
+
     from mailtriage.tui.controllers.base import ControllerBase
 
 
@@ -29,10 +31,17 @@ class Component(Widget):
     DEFAULT_CSS = "Component { display: none; }"
 
     def __init__(self, screen: ControllerBase, *, id: str | None = None) -> None:
-        super().__init__(id=id)
         #: The main screen: the service and app, the request numbers, the panes, the deferral
         #: of answers that come before the panes are mounted.
         self._screen = screen
+        super().__init__(id=id)
+
+    @property
+    def app(self) -> App:  # type: ignore[override]
+        """The screen's app, also before this widget is mounted: on a worker's thread Textual
+        finds the app through the node's parents only, and start-up's first listing can post
+        its answers (or start its worker) before the screen has mounted its components."""
+        return self._screen.app
 
     def _start(self, work: Callable[..., None], *args, group: str, exclusive: bool = True, **kwargs) -> Worker:
         """``work(*args, **kwargs)`` in a thread, as this component's worker of the screen's

@@ -4,26 +4,30 @@ A listing first asks every backend whether it is there (the sources pane shows t
 matrix), then lists the window: a backend that can list the newest threads fast
 (declared by the session) paints a first page at once, then the whole window.
 
-A component the main screen holds (issue 36 §2: no longer a mixin), as the proposals are.
+A component of the main screen (issue 36 §2: a hidden widget, tui/controllers/component.py).
 It owns the list shown (:attr:`Listing.current_list`), the last sources check (the backend
 console shows it) and an outage's state (``listing_out_of_reach``: Enter is then the retry R
-would be). Its work runs as the screen's: the listing as the "threads" work (a folder's
-listing supersedes it, Esc cancels it), a sources check again as "check". Start-up's first
-listing starts here (the app calls :meth:`Listing.start_first_listing`; the first screen
-:meth:`Listing.show_head_start`). The screen routes ``SessionOpened``, a list chosen, the
-sources check, the listing's rows and failure, and a thread read (the relist after an
-outage) here; its one handler of ``ThreadList.Opened`` calls :meth:`Listing.retry_on_enter`
-before the read.
+would be). Its workers run on it and post their answers to it: the listing as the screen's
+"threads" work (a folder's listing supersedes it, Esc cancels it), a sources check again as
+"check". It takes its own ``SourcesChecked``, ``ThreadsLoaded`` and ``ThreadsFailed``, and
+``SessionOpened``, which the app posts to it (one queue with the first listing's answers:
+they come in the order they were posted, as when all of them went to the screen). Start-up's
+first listing starts here (the app calls :meth:`Listing.start_first_listing`; the first screen
+:meth:`Listing.show_head_start`). The screen routes a list chosen and a thread read (the
+relist after an outage) here; its one handler of ``ThreadList.Opened`` calls
+:meth:`Listing.retry_on_enter` before the read. A folder's listing that failed
+(tui/controllers/accounts.py) is shown through :meth:`Listing.failed`.
 """
 
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from rich.text import Text
 from textual.worker import get_current_worker
 
+from mailtriage.tui.controllers.component import Component
 from mailtriage.tui.errors import error_line, is_connection_problem
 from mailtriage.tui.first_paint import KEEP_AFTER
 from mailtriage.tui.head_start import ForkedHeadStart, ListingPart, adopt_records
@@ -45,13 +49,13 @@ class SourcesView(Protocol):
     def show_sources(self, matrix: list[SourceRow], resolutions: dict, cc: CcResolution | None) -> None: ...
 
 
-class Listing:
+class Listing(Component):
     """The sources check and the listing of a mailing list into the thread pane, start-up's first one included."""
 
     def __init__(self, screen: ControllerBase) -> None:
-        #: The main screen: the service and app, its "threads" requests and workers (a folder's
-        #: listing supersedes a list's, Esc cancels it), the panes, the components told of a listing.
-        self._screen = screen
+        # screen: the service and app, its "threads" requests (a folder's listing supersedes a
+        # list's, Esc cancels it), the panes, the components told of a listing.
+        super().__init__(screen, id="listing")
         #: The mailing list in the thread list (None: a personal account's folder, or none yet).
         self.current_list: str | None = None
         #: The last sources check (the backend console shows it when opened).
@@ -63,16 +67,10 @@ class Listing:
         self.listing_out_of_reach = False
         self._relist_after_read = False
 
-    def _run(self, work: Callable[..., None], *args, group: str, **kwargs) -> None:
-        """``work(*args, **kwargs)`` as the screen's work of ``group`` (the newest one runs;
-        "threads": Esc cancels it), named as ``@work`` names a worker."""
-        self._screen.run_worker(partial(work, *args, **kwargs), name=work.__name__, group=group,
-                                exit_on_error=False, exclusive=True, thread=True)
-
     # -- the session opened ---------------------------------------------------------
     def start_first_listing(self) -> None:
-        """Called by the app's session worker as soon as the project is open (a cold start's child
-        lists already: before it opens)."""
+        """Called for the app's session worker, on the UI thread, as soon as the project is open
+        (a cold start's child lists already: before it opens)."""
         screen = self._screen
         head = screen.shell.head_start
         child = screen.shell.take_listing_child()  # a cold start's: it lists the first list already
@@ -81,13 +79,13 @@ class Listing:
             # the head start is not shown yet, when the project opened before the panes.)
             if child is not None:
                 child.abandon()
-            self._run(self._check_and_list, screen.new_request("threads"), self.current_list, group="threads")
+            self._start(self._check_and_list, screen.new_request("threads"), self.current_list, group="threads")
             return
         shown = screen.shell.first_page_shown() if child is not None else None  # a cold start's, on the first frame
         painted = head is not None and (head.listing is not None or shown is not None)
         self.listing_out_of_reach = False
-        self._run(self._check_and_list, screen.new_request("threads"), None, first=True, cached_first=not painted,
-                  child=child, shown=shown, group="threads")
+        self._start(self._check_and_list, screen.new_request("threads"), None, first=True, cached_first=not painted,
+                    child=child, shown=shown, group="threads")
 
     def show_head_start(self) -> None:
         """Before the first frame (the panes are mounted): what the app read before it
@@ -110,10 +108,11 @@ class Listing:
             self._screen.threads.show_rows(rows_for(page.listing()), page.resolution, head.list_name,
                                            partial=not page.whole)
 
-    def session_opened(self, message: SessionOpened) -> None:
-        """The project is open (routed by the screen; the app posts it)."""
+    def on_session_opened(self, message: SessionOpened) -> None:
+        """The project is open (the app posts it here)."""
+        message.stop()
         screen = self._screen
-        if screen.defer(self.session_opened, message):
+        if screen.defer(self.on_session_opened, message):
             return
         if screen.shell.head_start is None:  # else it showed the project already (and a list chosen since stays)
             session = screen.session
@@ -153,8 +152,8 @@ class Listing:
         screen.threads.show_loading(list_name)
         self.listing_out_of_reach = self._relist_after_read = False
         # No cached rows while a mandatory backend is known to be down: the run is refused.
-        self._run(self._check_and_list, screen.new_request("threads"), list_name,
-                  cached_first=other_list and not self.mandatory_problem, group="threads")
+        self._start(self._check_and_list, screen.new_request("threads"), list_name,
+                    cached_first=other_list and not self.mandatory_problem, group="threads")
 
     def _check_and_list(self, request: int, list_name: str | None, first: bool = False,
                         cached_first: bool = False, child: ForkedHeadStart | None = None,
@@ -198,15 +197,15 @@ class Listing:
         if list_name is not None and cached_first and part is None and child is None:
             self._paint_cached(request, list_name)
         matrix, resolutions, problem = session.check_sources()
-        screen.post_message(SourcesChecked(matrix, resolutions, str(problem) if problem else None))
+        self.post_message(SourcesChecked(matrix, resolutions, str(problem) if problem else None))
         if worker.is_cancelled:
             return
         if problem:
             # The contract: a mandatory backend that is unavailable stops the run.
-            screen.post_message(ThreadsFailed(request, "Run stopped", problem))
+            self.post_message(ThreadsFailed(request, "Run stopped", problem))
             return
         if list_name is None:
-            screen.post_message(_no_list(request, session))
+            self.post_message(_no_list(request, session))
             return
         first_page = screen.shell.first_page
         try:
@@ -218,7 +217,7 @@ class Listing:
             if part is not None and part is shown and part.whole and not worker.is_cancelled:
                 # The first frame showed the whole window: answered as a whole listing is, now that the
                 # project is open (the new-report poll starts then, the next start's frame is kept).
-                screen.post_message(ThreadsLoaded(request, list_name, rows_for(part.listing()), part.resolution))
+                self.post_message(ThreadsLoaded(request, list_name, rows_for(part.listing()), part.resolution))
             if (part is not None and part.whole) or worker.is_cancelled:
                 return
             if part is None and session.listing_can_be_limited():
@@ -228,19 +227,19 @@ class Listing:
                 if worker.is_cancelled:
                     return
                 if len(first.value) < first_page:
-                    screen.post_message(ThreadsLoaded(request, list_name, rows_for(first.value), first.resolution))
+                    self.post_message(ThreadsLoaded(request, list_name, rows_for(first.value), first.resolution))
                     return
-                screen.post_message(ThreadsLoaded(request, list_name, rows_for(first.value), first.resolution,
-                                                  partial=True))
+                self.post_message(ThreadsLoaded(request, list_name, rows_for(first.value), first.resolution,
+                                                partial=True))
             result = session.list_threads(list_name)
             screen.shell.drop_read_ahead()
         except Exception as exc:  # turned into the pane's error state and a notification
-            screen.post_message(ThreadsFailed(request, "Listing threads failed", exc,
-                                              screen.resolve("list_recent_threads")))
+            self.post_message(ThreadsFailed(request, "Listing threads failed", exc,
+                                            screen.resolve("list_recent_threads")))
             return
         if worker.is_cancelled:
             return
-        screen.post_message(ThreadsLoaded(request, list_name, rows_for(result.value), result.resolution))
+        self.post_message(ThreadsLoaded(request, list_name, rows_for(result.value), result.resolution))
 
     def _post_from_child(self, worker, request: int, list_name: str | None,
                          child: ForkedHeadStart) -> ListingPart | None:
@@ -254,8 +253,8 @@ class Listing:
         if part is None or worker.is_cancelled:
             return None
         adopt_records(part.operations, part.trace)
-        self._screen.post_message(ThreadsLoaded(request, list_name, rows_for(part.listing()), part.resolution,
-                                                partial=not part.whole))
+        self.post_message(ThreadsLoaded(request, list_name, rows_for(part.listing()), part.resolution,
+                                        partial=not part.whole))
         return part
 
     def _paint_cached(self, request: int, list_name: str) -> None:
@@ -268,13 +267,14 @@ class Listing:
             self._screen.shell.notify(f"summary cache not read: {error_line(exc)}", severity="warning", markup=False)
             return
         if offline is not None and offline[0].value:
-            self._screen.post_message(ThreadsLoaded(request, list_name, rows_for(offline[0].value),
-                                                    offline[0].resolution, partial=True, cached=True))
+            self.post_message(ThreadsLoaded(request, list_name, rows_for(offline[0].value),
+                                            offline[0].resolution, partial=True, cached=True))
 
-    def sources_checked(self, message: SourcesChecked) -> None:
-        """A sources check (routed by the screen): the sources pane, the banner, every ``SourcesView``."""
+    def on_sources_checked(self, message: SourcesChecked) -> None:
+        """A sources check: the sources pane, the banner, every ``SourcesView``."""
+        message.stop()
         screen = self._screen
-        if screen.defer(self.sources_checked, message):
+        if screen.defer(self.on_sources_checked, message):
             return
         self.last_matrix = message.matrix
         self.last_resolutions = message.resolutions
@@ -288,8 +288,12 @@ class Listing:
             if isinstance(shown, SourcesView):
                 shown.show_sources(message.matrix, message.resolutions, screen.session.cc)
 
+    def on_threads_loaded(self, message: ThreadsLoaded) -> None:
+        message.stop()
+        self.loaded(message)
+
     def loaded(self, message: ThreadsLoaded) -> None:
-        """A listing's rows (routed by the screen): into the thread pane with the alerts' news."""
+        """A listing's rows: into the thread pane with the alerts' news."""
         screen = self._screen
         if screen.defer(self.loaded, message):
             return
@@ -312,8 +316,13 @@ class Listing:
             screen.call_after_refresh(alerts.start)
             screen.set_timer(KEEP_AFTER, shell.keep_first_frame)  # the next start paints this at once
 
+    def on_threads_failed(self, message: ThreadsFailed) -> None:
+        message.stop()
+        self.failed(message)
+
     def failed(self, message: ThreadsFailed) -> None:
-        """A listing failed (routed by the screen): the thread pane says so, the error list has it."""
+        """A listing failed (a list's here, a folder's from the accounts): the thread pane says
+        so, the error list has it."""
         screen = self._screen
         screen.shell.drop_read_ahead()  # what a later Enter shows is read then, with what came since
         if not screen.accept_failure(self.failed, message):
@@ -349,11 +358,11 @@ class Listing:
 
     def recheck(self) -> None:
         """A backend went away (ControllerBase.report_failure): every source is checked again."""
-        self._run(self._recheck, group="check")
+        self._start(self._recheck, group="check")
 
     def _recheck(self) -> None:
         matrix, resolutions, problem = self._screen.session.check_sources()
-        self._screen.post_message(SourcesChecked(matrix, resolutions, str(problem) if problem else None))
+        self.post_message(SourcesChecked(matrix, resolutions, str(problem) if problem else None))
 
 
 def _no_list(request: int, session) -> ThreadsFailed:

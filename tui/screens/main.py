@@ -4,9 +4,8 @@ Some panes are areas that own their state and work (tui/panes/area.py: tracker, 
 thread panes); the screen only routes what crosses areas and reports the failures they let
 bubble. Alerts, banner, unpublished-changes mark, batch, the reader's h and |, proposals,
 personal accounts, compose, the listing (start-up's first one too) and reading are components
-the screen holds (tui/controllers/): no mixin is left. The hidden-widget ones (alerts, the
-mark, compose, proposals, reading and its thread read ahead, the reader's keys:
-tui/controllers/component.py) run their workers on themselves and take their own answers;
+the screen holds (tui/controllers/): no mixin is left. Each is a hidden widget
+(tui/controllers/component.py) that runs its workers on itself and takes its own answers;
 the screen routes the panes' requests to them and what crosses them.
 Below 100 columns the sidebar folds away and unfolds while it has the focus (1, 2);
 the zoom key (Ctrl+w) gives the focused pane the whole screen (issue 35): tui/layout.py.
@@ -38,9 +37,8 @@ from mailtriage.tui.controllers.reading import Reading
 from mailtriage.tui.controllers.thread_ahead import ThreadAhead
 from mailtriage.tui.footer import KeyFooter
 from mailtriage.tui.mailbox_rows import MailboxRow
-from mailtriage.tui.messages import (AreaFailed, BatchFoldersReady, BatchReady, FolderListed, IssueOfThreadFound,
-                                     ProposalFailed, ProposalReady, SessionOpened, SourcesChecked,
-                                     ThreadOfIssueFound, ThreadsFailed, ThreadsLoaded, TrackerLoaded)
+from mailtriage.tui.messages import (AreaFailed, IssueOfThreadFound, ProposalFailed, ProposalReady,
+                                     ThreadOfIssueFound, TrackerLoaded)
 from mailtriage.tui.panes.folders import FolderList, FoldersPane
 from mailtriage.tui.panes.reader import ReaderPane, ThreadView
 from mailtriage.tui.panes.sources import SourceList, SourcesPane
@@ -101,21 +99,24 @@ class MainScreen(ControllerBase, PendingWork, bindings.KeyContext, inherit_bindi
         yield self.reading
         yield self.reading.thread_ahead
         yield self.reader_keys
+        yield self.listing
+        yield self.accounts
+        yield self.batches
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        #: The sources check and the thread list's listing (its work is the screen's "threads" work).
+        #: The sources check and the thread list's listing (hidden; its work is the screen's "threads" work).
         self.listing = Listing(self)
         #: The new-report poll and its news (hidden; the listing and the reader call it).
         self.alerts = Alerts(self)
         #: The unpublished-changes mark in the title (hidden; asked after a write or a tracker listing).
         self.publish_mark = PublishMark()
-        #: The action keys on tagged rows (its work is the screen's "reply" work: Esc cancels it).
+        #: The action keys on tagged rows (hidden; its work is the screen's "reply" work: Esc cancels it).
         self.batches = Batch(self)
         #: h and | on the thread read (hidden).
         self.reader_keys = ReaderKeys(self)
-        #: A personal account's folder in the thread list, flag and move (its listing is the
-        #: screen's "threads" work, its proposals the screen's "reply" work).
+        #: A personal account's folder in the thread list, flag and move (hidden; its listing is
+        #: the screen's "threads" work, its proposals the screen's "reply" work).
         self.accounts = Accounts(self)
         #: Enter on a row, the reader's q, Space, a and u, the read ahead, the thread URL and case
         #: (hidden; its reads are the screen's "reader" work: Esc cancels them).
@@ -277,20 +278,9 @@ class MainScreen(ControllerBase, PendingWork, bindings.KeyContext, inherit_bindi
         self.listing.retry_on_enter()
         self.reading.open_row(message.summary)
 
-    def on_session_opened(self, message: SessionOpened) -> None:
-        self.listing.session_opened(message)
-
     def on_folders_pane_list_chosen(self, message: FoldersPane.ListChosen) -> None:
         self.listing.list_chosen(message.list_name)
 
-    def on_sources_checked(self, message: SourcesChecked) -> None:
-        self.listing.sources_checked(message)
-
-    def on_threads_loaded(self, message: ThreadsLoaded) -> None:
-        self.listing.loaded(message)
-
-    def on_threads_failed(self, message: ThreadsFailed) -> None:
-        self.listing.failed(message)
 
     def on_thread_list_highlighted(self, message: ThreadList.Highlighted) -> None:
         self.reading.highlighted()
@@ -309,12 +299,6 @@ class MainScreen(ControllerBase, PendingWork, bindings.KeyContext, inherit_bindi
 
     def on_thread_list_batch_requested(self, message: ThreadList.BatchRequested) -> None:
         self.batches.requested(message.rows, message.action)
-
-    def on_batch_folders_ready(self, message: BatchFoldersReady) -> None:
-        self.batches.folders_ready(message)
-
-    def on_batch_ready(self, message: BatchReady) -> None:
-        self.batches.ready(message)
 
     def on_thread_view_headers_requested(self, message: ThreadView.HeadersRequested) -> None:
         self.reader_keys.headers()
@@ -349,12 +333,6 @@ class MainScreen(ControllerBase, PendingWork, bindings.KeyContext, inherit_bindi
 
     def on_folders_pane_folder_chosen(self, message: FoldersPane.FolderChosen) -> None:
         self.accounts.folder_chosen(message.account_id, message.folder_id, message.name)
-
-    def on_folder_listed(self, message: FolderListed) -> None:
-        self.accounts.listed(message)
-        # The cursor's message read ahead in the turn that shows the rows, not a frame later when
-        # the list's Highlighted comes: an Enter typed at the rows' first frame waited for it (issue 35).
-        self.reading.highlighted()
 
     def on_thread_list_organize_requested(self, message: ThreadList.OrganizeRequested) -> None:
         self.accounts.organize(message.summary, message.action)
