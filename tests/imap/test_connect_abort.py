@@ -150,13 +150,11 @@ def test_abort_of_the_openings_only_leaves_an_open_connections_call_to_finish(me
         server.close()
 
 
-@pytest.mark.parametrize("opening_only", [True, False])
-def test_abort_ends_an_smtp_send_before_its_text(memory_keyring, tmp_path, opening_only):
-    """A send waiting on an SMTP server that never greets: nothing of the mail went out, so
-    the quit ends it (either stage), and the send ledger counts nothing."""
-    silent = SilentServer()  # accepts, never says 220
+def _send_in_a_thread(smtp_port: int, tmp_path) -> tuple:
+    """A send account on the SMTP server at ``smtp_port``, its mail sent confirmed in a thread
+    (started): the mailbox, the send ledger, the account, the thread and what the send returned or raised."""
     account = replace(_account(1, "plain"), access="send", address="sam@example.org",
-                      smtp=SmtpSettings("127.0.0.1", silent.port, "plain", "sam"))
+                      smtp=SmtpSettings("127.0.0.1", smtp_port, "plain", "sam"))
     set_secret(smtp_password_key(account.id), "smtp-pw")
     mailbox = ImapMailbox(account)
     ledger = SendLedger(tmp_path / "ledger.json")
@@ -170,8 +168,17 @@ def test_abort_ends_an_smtp_send_before_its_text(memory_keyring, tmp_path, openi
             outcome.append(exc)
 
     thread = threading.Thread(target=send, daemon=True)
+    thread.start()
+    return mailbox, ledger, account, thread, outcome
+
+
+@pytest.mark.parametrize("opening_only", [True, False])
+def test_abort_ends_an_smtp_send_before_its_text(memory_keyring, tmp_path, opening_only):
+    """A send waiting on an SMTP server that never greets: nothing of the mail went out, so
+    the quit ends it (either stage), and the send ledger counts nothing."""
+    silent = SilentServer()  # accepts, never says 220
     try:
-        thread.start()
+        mailbox, ledger, account, thread, outcome = _send_in_a_thread(silent.port, tmp_path)
         assert silent.reached.wait(10)  # connected; the greeting never comes (the account waits 60 s)
         mailbox.abort(opening_only)
         thread.join(10)
@@ -220,22 +227,7 @@ class HeldSmtp:
 def test_abort_leaves_an_smtp_send_whose_text_went_out_to_finish(memory_keyring, tmp_path):
     """Cut after its text, a send might have been delivered without our knowing: the quit lets it end."""
     server = HeldSmtp()
-    account = replace(_account(1, "plain"), access="send", address="sam@example.org",
-                      smtp=SmtpSettings("127.0.0.1", server.port, "plain", "sam"))
-    set_secret(smtp_password_key(account.id), "smtp-pw")
-    mailbox = ImapMailbox(account)
-    ledger = SendLedger(tmp_path / "ledger.json")
-    outcome: list = []
-
-    def send() -> None:
-        try:
-            outcome.append(mailbox.send(Compose("new", to=("rita@example.org",), subject="s", body="b\n"),
-                                        confirmed=True, ledger=ledger))
-        except Exception as exc:  # noqa: BLE001 - the test reads it
-            outcome.append(exc)
-
-    thread = threading.Thread(target=send, daemon=True)
-    thread.start()
+    mailbox, ledger, account, thread, outcome = _send_in_a_thread(server.port, tmp_path)
     assert server.text_in.wait(10)
     mailbox.abort()  # its ending is queued on the send's loop before the server's answer comes
     server.release.set()
