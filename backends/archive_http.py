@@ -189,6 +189,9 @@ class ArchiveHttp:
                 self.backend, f"{what}: the archive's answer is not valid JSON ({exc}; {size} bytes)"
             ) from exc
 
+    def abort(self, opening_only: bool = False) -> None:
+        self.client.abort(opening_only)
+
     def close(self) -> None:
         self.client.close()
 

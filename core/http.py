@@ -131,7 +131,7 @@ class HttpClient:
         self.channel = channel
         self.retry = retry or RetryPolicy()
         self._ended = threading.Event()  # set by abort(): a Retry-After wait ends with it
-        self._sleep = sleep or self._ended.wait
+        self.sleep = sleep or self._ended.wait  # a backend's own waits (GitHub's rate limit) end with abort() too
         all_headers = {"User-Agent": USER_AGENT}
         all_headers.update(headers or {})
         # verify: an ssl.SSLContext trusting more CAs (oauth_http.make_client's ca_file)
@@ -186,7 +186,7 @@ class HttpClient:
                 raise HttpError(full, f"server asked to retry after {wait:.0f}s (over {self.retry.max_wait:.0f}s)",
                                 response.status_code)
             TRACE.log(f"http:{self.channel}", "!", f"{response.status_code}: retrying after {wait:.1f}s")
-            self._sleep(wait)
+            self.sleep(wait)
             if self._ended.is_set():
                 raise HttpError(full, _ended(method))
 

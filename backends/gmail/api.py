@@ -263,6 +263,11 @@ class GmailApi:
         kept = [r for r in results if r is not _GONE]
         return kept, len(results) - len(kept)
 
+    def abort(self, opening_only: bool = False) -> None:
+        """From another thread (the app quits): end the API's and the sign-in's connections."""
+        self.http.abort(opening_only)
+        self.signin.abort(opening_only)
+
     def close(self) -> None:
         self.http.close()
 

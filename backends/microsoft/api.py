@@ -314,6 +314,11 @@ class GraphApi:
                                                   f"{len(paths)} requests")
         return [by_id[str(n)] for n in range(len(paths))]
 
+    def abort(self, opening_only: bool = False) -> None:
+        """From another thread (the app quits): end the API's and the sign-in's connections."""
+        self.http.abort(opening_only)
+        self.signin.abort(opening_only)
+
     def close(self) -> None:
         self.http.close()
         self.signin.close()
