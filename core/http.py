@@ -126,7 +126,7 @@ class HttpClient:
         # lazy: httpx costs about 0.15 s at import; only a backend that makes a request pays it
         import httpx
 
-        from mailtriage.core.http_sockets import AbortableTransport
+        from mailtriage.core.http_sockets import AbortableTransport  # why: it loads httpcore, as httpx above
 
         self.channel = channel
         self.retry = retry or RetryPolicy()
