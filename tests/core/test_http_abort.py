@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import re
 import threading
+from pathlib import Path
 
 import pytest
 
 from mailtriage.core.http import HttpClient, HttpError
-from tests.imap.test_connect_abort import _syn_sent_to
+from tests.servers.ports import await_syn_sent, unanswered_port
 from tests.servers.certs import make_certificate
 from tests.servers.silent_http import SilentHttpServer
 
@@ -101,30 +102,15 @@ def test_a_write_ended_is_never_said_to_be_not_done(cert, monkeypatch):
         server.close()
 
 
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads Linux's socket table")
 def test_abort_ends_a_tcp_connect_the_server_does_not_answer():
     """A listener whose queue is full drops the SYN (Linux), as an unreachable host does."""
-    import socket
-    from pathlib import Path
-
-    if not Path("/proc/net/tcp").exists():
-        pytest.skip("reads Linux's socket table")
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(0)
-    port = listener.getsockname()[1]
-    filler = socket.create_connection(("127.0.0.1", port))  # fills the queue: never accepted
-    client = HttpClient("test", f"http://127.0.0.1:{port}", timeout=60)
-    try:
-        thread, outcome = _calling(client)
-        done = threading.Event()
-        for _ in range(2000):  # the kernel's table, not the clock, says the connect is under way
-            if _syn_sent_to(port):
-                break
-            done.wait(0.005)
-        assert _syn_sent_to(port), "the connect never reached SYN_SENT"
-        client.abort(opening_only=True)
-        _ended_in_time(thread, outcome)
-    finally:
-        client.close()
-        filler.close()
-        listener.close()
+    with unanswered_port() as port:
+        client = HttpClient("test", f"http://127.0.0.1:{port}", timeout=60)
+        try:
+            thread, outcome = _calling(client)
+            await_syn_sent(port)
+            client.abort(opening_only=True)
+            _ended_in_time(thread, outcome)
+        finally:
+            client.close()

@@ -58,26 +58,7 @@ def _quit_during(env, call) -> tuple[float, list]:
     imap_primary(env, server.port, "sam", "pw", "timeout = 60")
     session = Service(env.project, demo=False, settings=load_settings())
     session.open()
-    outcome: list = []
-
-    def run() -> None:
-        try:
-            outcome.append(call(session))
-        except Exception as exc:  # noqa: BLE001 - the test reads it
-            outcome.append(exc)
-
-    calling = threading.Thread(target=run, daemon=True)
-    try:
-        calling.start()
-        assert server.reached.wait(10)  # logged in; the call's command waits for its answer
-        started = time.monotonic()
-        session.close()
-        took = time.monotonic() - started
-        calling.join(5)
-        assert not calling.is_alive(), "the quit left the call waiting on the server"
-        return took, outcome
-    finally:
-        server.close()
+    return _quit_during_call(session, lambda: call(session), server)  # logged in; the command waits
 
 
 def test_a_quit_ends_a_read_in_flight_at_once(env, memory_keyring):
@@ -102,9 +83,9 @@ def test_a_quit_gives_a_write_in_flight_its_chance_to_finish(env, memory_keyring
     assert "the app quits" in str(result)
 
 
-def _quit_during_http(session, call, server) -> tuple[float, list]:
-    """Service.close() while ``call()`` waits on ``server`` (an HTTP one that reads the request
-    and never answers): its seconds and the call's outcome."""
+def _quit_during_call(session, call, server) -> tuple[float, list]:
+    """Service.close() while ``call()`` waits on ``server`` (one that stops answering, and sets
+    ``reached`` then): its seconds and the call's outcome."""
     outcome: list = []
 
     def run() -> None:
@@ -116,7 +97,7 @@ def _quit_during_http(session, call, server) -> tuple[float, list]:
     calling = threading.Thread(target=run, daemon=True)
     try:
         calling.start()
-        assert server.reached.wait(10)  # the request is sent; its answer never comes (the client waits 60 s)
+        assert server.reached.wait(10)  # the call now waits for an answer that never comes
         started = time.monotonic()
         session.close()
         took = time.monotonic() - started
@@ -135,7 +116,7 @@ def test_a_quit_ends_an_archive_read_in_flight_at_once(env, memory_keyring):
         "kind": "mailman3", "base_url": server.url, "list": "security@frobnicator.example.org", "timeout": 60}})
     session = Service(env.project, demo=False, settings=load_settings())
     session.open()
-    took, [result] = _quit_during_http(session, session.check_sources, server)
+    took, [result] = _quit_during_call(session, session.check_sources, server)
     assert took < CLOSE_WAIT, f"the quit took {took:.2f} s: it waited for a read to finish"
     assert "the app quits" in str(result), result
 
@@ -150,6 +131,6 @@ def test_a_quit_ends_a_tracker_call_in_flight_at_once(env, memory_keyring):
     session = Service(env.project, demo=False, settings=load_settings())
     session.open()
     session.open_tracker()  # opening a GitHub tracker sends nothing
-    took, [result] = _quit_during_http(session, session.queue_user, server)
+    took, [result] = _quit_during_call(session, session.queue_user, server)
     assert took < CLOSE_WAIT, f"the quit took {took:.2f} s: it waited for the tracker's call"
     assert "the app quits" in str(result), result
