@@ -134,3 +134,23 @@ def test_a_quit_ends_a_tracker_call_in_flight_at_once(env, memory_keyring):
     took, [result] = _quit_during_call(session, session.queue_user, server)
     assert took < CLOSE_WAIT, f"the quit took {took:.2f} s: it waited for the tracker's call"
     assert "the app quits" in str(result), result
+
+
+def test_a_quit_gives_a_tracker_write_in_flight_its_chance_and_never_says_it_was_not_done(env, memory_keyring):
+    """A confirmed write (apply) whose POST to the tracker is sent and not answered: it is left
+    CLOSE_WAIT, then ended, and said to be perhaps done (a POST sent may have landed)."""
+    server = SilentHttpServer()
+    set_secret(secret_key("github", server.url, "acme/security"), "ghp-token")
+    env.write_project(extra={"tracker.platform": "github",
+                             "tracker.github": {"repo": "acme/security", "api_url": server.url}})
+    session = Service(env.project, demo=False, settings=load_settings())
+    session.open()
+    tracker = session.open_tracker()
+
+    class Proposal:  # confirmed, it writes to the tracker (as an import's new issue does)
+        def apply(self, *, confirmed: bool):
+            return tracker.http.post("/repos/acme/security/issues", json={"title": "t"})
+
+    took, [result] = _quit_during_call(session, lambda: session.apply(Proposal()), server)
+    assert took >= CLOSE_WAIT, f"the quit ended a write after {took:.2f} s, without its chance"
+    assert "the app quits" in str(result) and "may have done it" in str(result), result
