@@ -97,6 +97,10 @@ def verifying_context() -> Any:
         return context
 
 
+class HttpEnded(HttpError):
+    """The call's connection was ended under it by :meth:`HttpClient.abort` (the app quits)."""
+
+
 def _ended(method: str) -> str:
     if method.upper() in ("GET", "HEAD", "OPTIONS"):
         return "the connection was ended (the app quits)"
@@ -166,7 +170,7 @@ class HttpClient:
             except httpx.HTTPError as exc:
                 if self._transport.sockets.ended:  # abort() shut its socket down
                     TRACE.log(f"http:{self.channel}", "!", f"ended (the app quits): {type(exc).__name__}")
-                    raise HttpError(full, _ended(method)) from exc
+                    raise HttpEnded(full, _ended(method)) from exc
                 if isinstance(exc, httpx.TimeoutException):
                     TRACE.log(f"http:{self.channel}", "!", f"timeout: {exc}")
                     raise HttpError(full, f"timed out: {exc}") from exc
@@ -188,7 +192,7 @@ class HttpClient:
             TRACE.log(f"http:{self.channel}", "!", f"{response.status_code}: retrying after {wait:.1f}s")
             self.sleep(wait)
             if self._ended.is_set():
-                raise HttpError(full, _ended(method))
+                raise HttpEnded(full, _ended(method))
 
     def _bounded(self, method: str, url: str, full: str, kwargs: dict):
         """The response, its body read whole, within MAX_RESPONSE_BYTES and MAX_RESPONSE_SECONDS."""

@@ -39,8 +39,9 @@ class SilentHttpServer:
             return
         self.reached.set()
 
-    def answer(self, body: bytes = b"late") -> None:
-        self.conns[-1].sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+    def answer(self, body: bytes = b"late", length: int | None = None) -> None:
+        """Send a 200 with ``body``; a ``length`` beyond it leaves the rest of the body to come."""
+        self.conns[-1].sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (length or len(body), body))
 
     def close(self) -> None:
         self.listener.close()
