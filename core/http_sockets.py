@@ -91,10 +91,6 @@ class Sockets(httpcore.NetworkBackend):
                     with contextlib.suppress(OSError):
                         kept.shutdown(socket.SHUT_RDWR)
 
-    @property
-    def open_count(self) -> int:
-        return len(self._kept)
-
 
 class _Stream(httpcore.NetworkStream):
     """One connection's socket (plain, or TLS after :meth:`start_tls`), as httpcore's SyncStream."""
