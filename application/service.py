@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from mailtriage.application.errors import UsageError
-from mailtriage.application.service_lock import ServiceLock, take_or_abort
+from mailtriage.application.service_lock import Parts, ServiceLock, take_or_abort
 from mailtriage.core.errors import ConfigError
 from mailtriage.core.lean_dataclass import frozen_dataclass
 from mailtriage.core.settings import UserSettings
@@ -528,20 +528,24 @@ class Service:
     def close(self) -> None:
         self._lock.open_gate()  # never opened (the app ended first): nothing waits for it
         # A call waiting on a server (a slow or silent one) does not hold the quit back until
-        # its timeout: its connections are ended under it, so it fails and lets go.
-        if take_or_abort(self._lock.lock, self.sources, finish=self._lock.writes > 0):
+        # its timeout: its connections are ended under it, so it fails and lets go. A confirmed
+        # write (apply) holds every lock: the tracker's and the mailboxes' connections may be its.
+        finish, tracker = self._lock.writes > 0, self.project and self.project.tracker
+        if take_or_abort(self._lock.lock, Parts(self.sources, tracker, self._opened_mailboxes), finish=finish):
             try:
                 if self.sources is not None:
                     self.sources.close()
             finally:
                 self._lock.lock.release()
         # Else a backend with nothing to end still waits: its sockets go with the process.
-        with self._tracker_lock:
-            if self.project is not None:
-                try:
+        if take_or_abort(self._tracker_lock, tracker, finish=finish):
+            try:
+                if self.project is not None:
                     self.project.close_tracker()
-                except Exception:  # closing must never fail the app's exit
-                    pass
+            except Exception:  # closing must never fail the app's exit
+                pass
+            finally:
+                self._tracker_lock.release()
         self.close_mailboxes()
 
     # -- personal accounts (blocking; one adapter per account, one call at a time) ----

@@ -122,6 +122,18 @@ CLOSE_WAIT = 1.0
 ABORT_WAIT = 3.0
 
 
+class Parts:
+    """The connections of several parts (the sources, the tracker, the mailboxes; None: one
+    not opened), ended together by :func:`take_or_abort`."""
+
+    def __init__(self, *parts) -> None:
+        self.parts = [part for part in parts if part is not None]
+
+    def abort(self, opening_only: bool = False) -> None:
+        for part in self.parts:
+            part.abort(opening_only)
+
+
 def take_or_abort(lock, connections, *, finish: bool = True) -> bool:
     """Take ``lock`` for closing. A call holding it (waiting on a server) has ``connections``
     ended under it (``abort()``) so it fails and lets go: at once, unless ``finish`` (a

@@ -31,6 +31,14 @@ class AccountSource(MailSource):
     account_table_hint: ClassVar[str] = "the id of an [accounts.<id>] table"
     load_account: Callable[[str, Any], Any]  # a staticmethod in each subclass
 
+    _mailbox: Any  # the account's mailbox adapter, made on first use by each subclass
+
+    def abort(self, opening_only: bool = False) -> None:
+        """From another thread (the app quits): end the mailbox's connections (``MailSource.abort``)."""
+        mailbox = self._mailbox
+        if mailbox is not None:
+            mailbox.abort(opening_only)
+
     def _init_account(self, account: Any | None) -> None:
         # A configuration error (project.md or config.toml) is kept and raised when the
         # account is needed: it is a usage error (exit 2), never an "unavailable" backend.

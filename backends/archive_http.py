@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 
 from mailtriage.backends.contract import TextPart
 from mailtriage.backends.errors import BackendFailure, ThreadNotFound, Unavailable
-from mailtriage.core.http import DEFAULT_TIMEOUT, HttpClient, HttpError
+from mailtriage.core.http import DEFAULT_TIMEOUT, HttpClient, HttpEnded, HttpError
 from mailtriage.core.projectconfig import PROJECT_FILE, ConfigError
 
 # How long a check_available() answer is reused: the resolution rule asks before
@@ -189,6 +189,9 @@ class ArchiveHttp:
                 self.backend, f"{what}: the archive's answer is not valid JSON ({exc}; {size} bytes)"
             ) from exc
 
+    def abort(self, opening_only: bool = False) -> None:
+        self.client.abort(opening_only)
+
     def close(self) -> None:
         self.client.close()
 
@@ -199,7 +202,8 @@ def _cut_off(exc: HttpError) -> bool:
     import httpx
 
     cause = exc.__cause__
-    return isinstance(cause, (httpx.RemoteProtocolError, httpx.ReadError)) and "without sending a response" not in str(cause)
+    return (isinstance(cause, (httpx.RemoteProtocolError, httpx.ReadError)) and not isinstance(exc, HttpEnded)
+            and "without sending a response" not in str(cause))
 
 
 def _snippet(response) -> str:

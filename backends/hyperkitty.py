@@ -573,6 +573,10 @@ class HyperKittySource(MailSource):
         value = self._thread_value(thread_id)
         return f"{self.base_url}/list/{quote(self.list_address, safe='@')}/thread/{quote(value, safe='')}/"
 
+    def abort(self, opening_only: bool = False) -> None:
+        """From another thread (the app quits): end the HTTP connections (see ``MailSource.abort``)."""
+        self.http.abort(opening_only)
+
     def close(self) -> None:
         self.http.close()
 

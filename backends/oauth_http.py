@@ -39,12 +39,8 @@ def make_client(channel: str, base_url: str = "", *, timeout: float, ca_file: st
     Raises OSError / ssl.SSLError when ``ca_file`` cannot be read (the TLS context is
     core.tls's, shared by every client of the same CAs).
     """
-    transport = None
-    if ca_file:
-        import httpx  # lazy, as in core.http: httpx costs over 0.1 s to import
-
-        transport = httpx.HTTPTransport(verify=trusting(ca_file, use="http"))
-    return HttpClient(channel, base_url, timeout=timeout, retry=retry, headers=headers, transport=transport)
+    verify = trusting(ca_file, use="http") if ca_file else None
+    return HttpClient(channel, base_url, timeout=timeout, retry=retry, headers=headers, verify=verify)
 
 
 # -- google-auth -------------------------------------------------------------------------------
@@ -132,6 +128,9 @@ class MsalTransport:
     def get(self, url: str, params: Mapping[str, Any] | None = None, headers: Mapping[str, str] | None = None,
             **kwargs: Any) -> _MsalResponse:
         return _MsalResponse(self.client.request("GET", url, params=params, headers=dict(headers or {})))
+
+    def abort(self, opening_only: bool = False) -> None:
+        self.client.abort(opening_only)
 
     def close(self) -> None:
         self.client.close()

@@ -137,6 +137,7 @@ class PonyMailSource(MailSource):
         self._timeout = conf.timeout()
         self.parallel = int(conf.number("parallel_requests", 4, low=1, high=8, integer=True))
         self._http: ArchiveHttp | None = None
+        self._aborted = False
         # why we are anonymous: keyring failed, or base_url may not carry a cookie
         self._session_note: str | None = refused
         self._signed_in = False
@@ -166,6 +167,8 @@ class PonyMailSource(MailSource):
                 self._http = ArchiveHttp(self.name, self.base_url, timeout=self._timeout,
                                          cookies={"ponymail": cookie} if cookie else None,
                                          forbidden=lambda what: f"{self.host} refused {what}")
+                if self._aborted:
+                    self._http.abort()
             return self._http
 
     @property
@@ -643,6 +646,13 @@ class PonyMailSource(MailSource):
                 return f"{self.base_url}/thread/{quote(value, safe='')}?{quote(self.list_id, safe='')}"
             return f"{self.base_url}/thread/{quote(value, safe='')}?find_parent=true"
         return f"{self.base_url}/thread/{quote(value, safe='')}"
+
+    def abort(self, opening_only: bool = False) -> None:
+        """From another thread (the app quits): end the HTTP connections (see ``MailSource.abort``)."""
+        self._aborted = True  # a session made after is ended as it is made
+        http = self._http
+        if http is not None:
+            http.abort(opening_only)
 
     def close(self) -> None:
         with self._lock:

@@ -97,6 +97,17 @@ def verifying_context() -> Any:
         return context
 
 
+class HttpEnded(HttpError):
+    """The call's connection was ended under it by :meth:`HttpClient.abort` (the app quits)."""
+
+
+def _ended(method: str) -> str:
+    if method.upper() in ("GET", "HEAD", "OPTIONS"):
+        return "the connection was ended (the app quits)"
+    # a request already sent may have been carried out: never said to be not done
+    return "the connection was ended (the app quits); the server may have done it already"
+
+
 class HttpClient:
     """A thin wrapper over ``httpx.Client``; returns ``httpx.Response`` objects.
 
@@ -113,18 +124,23 @@ class HttpClient:
         timeout: float = DEFAULT_TIMEOUT,
         retry: RetryPolicy | None = None,
         cookies: dict[str, str] | None = None,
-        sleep: Callable[[float], None] = time.sleep,
-        transport: Any = None,
+        sleep: Callable[[float], None] | None = None,
+        verify: Any = None,
     ) -> None:
         # lazy: httpx costs about 0.15 s at import; only a backend that makes a request pays it
         import httpx
 
+        from mailtriage.core.http_sockets import AbortableTransport  # why: it loads httpcore, as httpx above
+
         self.channel = channel
         self.retry = retry or RetryPolicy()
-        self._sleep = sleep
+        self._ended = threading.Event()  # set by abort(): a Retry-After wait ends with it
+        self.sleep = sleep or self._ended.wait  # a backend's own waits (GitHub's rate limit) end with abort() too
         all_headers = {"User-Agent": USER_AGENT}
         all_headers.update(headers or {})
-        self.tls_context = verifying_context()
+        # verify: an ssl.SSLContext trusting more CAs (oauth_http.make_client's ca_file)
+        self.tls_context = verify or verifying_context()
+        self._transport = AbortableTransport(self.tls_context)
         self._client = httpx.Client(
             verify=self.tls_context,
             base_url=base_url,
@@ -132,7 +148,7 @@ class HttpClient:
             timeout=httpx.Timeout(timeout),
             cookies=cookies,
             follow_redirects=False,
-            transport=transport,
+            transport=self._transport,
         )
         self.requests_sent = 0
 
@@ -151,10 +167,13 @@ class HttpClient:
             t0 = time.perf_counter()
             try:
                 response = self._bounded(method, url, full, kwargs)
-            except httpx.TimeoutException as exc:
-                TRACE.log(f"http:{self.channel}", "!", f"timeout: {exc}")
-                raise HttpError(full, f"timed out: {exc}") from exc
             except httpx.HTTPError as exc:
+                if self._transport.sockets.ended:  # abort() shut its socket down
+                    TRACE.log(f"http:{self.channel}", "!", f"ended (the app quits): {type(exc).__name__}")
+                    raise HttpEnded(full, _ended(method)) from exc
+                if isinstance(exc, httpx.TimeoutException):
+                    TRACE.log(f"http:{self.channel}", "!", f"timeout: {exc}")
+                    raise HttpError(full, f"timed out: {exc}") from exc
                 TRACE.log(f"http:{self.channel}", "!", f"{type(exc).__name__}: {exc}")
                 raise HttpError(full, f"{type(exc).__name__}: {exc}") from exc
             ms = (time.perf_counter() - t0) * 1000
@@ -171,7 +190,9 @@ class HttpClient:
                 raise HttpError(full, f"server asked to retry after {wait:.0f}s (over {self.retry.max_wait:.0f}s)",
                                 response.status_code)
             TRACE.log(f"http:{self.channel}", "!", f"{response.status_code}: retrying after {wait:.1f}s")
-            self._sleep(wait)
+            self.sleep(wait)
+            if self._ended.is_set():
+                raise HttpEnded(full, _ended(method))
 
     def _bounded(self, method: str, url: str, full: str, kwargs: dict):
         """The response, its body read whole, within MAX_RESPONSE_BYTES and MAX_RESPONSE_SECONDS."""
@@ -195,6 +216,14 @@ class HttpClient:
 
     def post(self, url: str, **kwargs: Any):
         return self.request("POST", url, **kwargs)
+
+    def abort(self, opening_only: bool = False) -> None:
+        """From another thread (the app quits): shut down the sockets under a call waiting on
+        the server, which then fails at once instead of at its timeout (``opening_only``: only
+        those still being opened; a request already sent is left to finish). Either way no
+        connection opens after, and a Retry-After wait ends. Never raises; :meth:`close` follows."""
+        self._transport.sockets.abort(opening_only)
+        self._ended.set()
 
     def close(self) -> None:
         self._client.close()

@@ -671,6 +671,10 @@ class Tracker:
     def close_backend(self) -> None:
         """Release connections; safe to call twice."""
 
+    def abort(self, opening_only: bool = False) -> None:
+        """From another thread (the app quits): end the connections at once, so a call waiting
+        on the server fails now (see ``MailSource.abort``). Never raises; :meth:`close_backend` follows."""
+
     # ---- hooks ------------------------------------------------------------------------
     def _check_body(self, text: str) -> None:
         """Backends may refuse bodies they cannot store (e.g. reserved lines)."""

@@ -74,7 +74,7 @@ class GitHubTracker(Tracker):
     verify_rollup_writes = True  # comment edits are last-write-wins (no If-Match)
 
     def __init__(self, repo: str, policy: Policy | None = None, *, token: str | None, api_url: str = DEFAULT_API,
-                 user: str | None = None, sleep: Callable[[float], None] = time.sleep,
+                 user: str | None = None, sleep: Callable[[float], None] | None = None,
                  max_rate_wait: float = 60.0) -> None:
         super().__init__(policy)
         if not _REPO_RE.match(repo or ""):
@@ -82,7 +82,6 @@ class GitHubTracker(Tracker):
         self.repo = repo
         self.token = token
         self._user = user
-        self._sleep = sleep
         self.max_rate_wait = max_rate_wait
         headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": API_VERSION}
         if token:
@@ -92,7 +91,7 @@ class GitHubTracker(Tracker):
             self.token_key = secret_key("github", self.api_url, repo)
         except OriginRefused as exc:
             raise UsageError(f"tracker.github.api_url: {exc}") from None
-        self.http = HttpClient("github", self.api_url, headers=headers, sleep=sleep)
+        self.http = HttpClient("github", self.api_url, headers=headers, sleep=sleep)  # its waits end as the app quits
         self._private: bool | None = None
         self._moved_to: str | None = None  # the repository's new full name when GitHub redirects it
         self._move_checked = False
@@ -110,6 +109,9 @@ class GitHubTracker(Tracker):
     def close_backend(self) -> None:
         self.http.close()
 
+    def abort(self, opening_only: bool = False) -> None:
+        self.http.abort(opening_only)
+
     # ---- HTTP ------------------------------------------------------------------------
     def _send(self, method: str, path: str, **kwargs: Any):
         for attempt in range(2):
@@ -120,7 +122,7 @@ class GitHubTracker(Tracker):
             if response.status_code in (403, 429) and self._rate_limited(response):
                 wait = self._rate_wait(response)
                 if attempt == 0 and wait is not None and wait <= self.max_rate_wait:
-                    self._sleep(wait)
+                    self.http.sleep(wait)
                     continue
                 raise BackendError(f"GitHub rate limit reached; retry in {wait:.0f}s" if wait is not None
                                    else "GitHub rate limit reached")

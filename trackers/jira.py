@@ -24,7 +24,6 @@ from __future__ import annotations
 import base64
 import json
 import re
-import time
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Iterator, Sequence
 
@@ -88,7 +87,7 @@ class JiraTracker(Tracker):
     def __init__(self, url: str, project: str, policy: Policy | None = None, *, api_version: int = 3,
                  security_level: str | None, token: str | None, auth: str = "bearer", email: str | None = None,
                  issue_type: str = "Bug", resolutions: dict | None = None, accounts: dict | None = None,
-                 user: str | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
+                 user: str | None = None, sleep: Callable[[float], None] | None = None) -> None:
         super().__init__(policy)
         if api_version not in (2, 3):
             raise UsageError(f"tracker.jira.api_version {api_version!r}: valid versions are 2 and 3")
@@ -150,6 +149,9 @@ class JiraTracker(Tracker):
 
     def close_backend(self) -> None:
         self.http.close()
+
+    def abort(self, opening_only: bool = False) -> None:
+        self.http.abort(opening_only)
 
     # ---- HTTP --------------------------------------------------------------------------
     @property

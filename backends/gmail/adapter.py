@@ -603,6 +603,9 @@ class GmailMailbox(MailboxAdapter):
         return {"account": self.account_id, "email": profile.get("emailAddress"),
                 "messages": profile.get("messagesTotal"), "scopes": list(self.account.scopes)}
 
+    def abort(self, opening_only: bool = False) -> None:
+        self.api.abort(opening_only)
+
     def close(self) -> None:
         self.api.close()
 

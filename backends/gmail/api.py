@@ -75,7 +75,7 @@ class GmailNotFound(BackendFailure):
 class GmailApi:
     def __init__(self, account: GoogleAccount, *, signin: GoogleSignIn | None = None,
                  http: HttpClient | None = None, backoff: Backoff | None = None,
-                 sleep: Callable[[float], None] = time.sleep, rng: random.Random | None = None,
+                 sleep: Callable[[float], None] | None = None, rng: random.Random | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.account = account
         self.signin = signin or GoogleSignIn(account)
@@ -83,7 +83,7 @@ class GmailApi:
         self.http = http or make_client(f"gmail:{account.id}", account.api_base, timeout=account.timeout,
                                         ca_file=account.ca_file, retry=RetryPolicy(attempts=1))
         self.backoff = backoff or Backoff()
-        self._sleep = sleep
+        self._sleep = sleep or self.http.sleep  # a backoff ends as the app quits (abort)
         self._clock = clock  # with ``sleep``, what the backoff's deadline is measured on (tests: one fake clock)
         self._rng = rng or random.Random()
 
@@ -262,6 +262,11 @@ class GmailApi:
         results = self.fetch_all(present, items)
         kept = [r for r in results if r is not _GONE]
         return kept, len(results) - len(kept)
+
+    def abort(self, opening_only: bool = False) -> None:
+        """From another thread (the app quits): end the API's and the sign-in's connections."""
+        self.http.abort(opening_only)
+        self.signin.abort(opening_only)
 
     def close(self) -> None:
         self.http.close()

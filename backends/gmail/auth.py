@@ -121,6 +121,10 @@ class GoogleSignIn:
         self._data = data
         return data
 
+    def abort(self, opening_only: bool = False) -> None:
+        """From another thread (the app quits): end a token request waiting on Google."""
+        self._http.abort(opening_only)
+
     # -- access tokens -------------------------------------------------------------------
     def access_token(self) -> str:
         """A valid access token (refreshed under the lock when due).

@@ -657,5 +657,8 @@ class GraphMailbox(MailboxAdapter):
         return {"account": self.account_id, "inbox_total": inbox.get("totalItemCount"),
                 "scopes": list(self.account.scopes)}
 
+    def abort(self, opening_only: bool = False) -> None:
+        self.api.abort(opening_only)
+
     def close(self) -> None:
         self.api.close()

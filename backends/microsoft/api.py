@@ -97,7 +97,7 @@ class GraphNoAnswer(Unavailable):
 class GraphApi:
     def __init__(self, account: MicrosoftAccount, *, signin: MicrosoftSignIn | None = None,
                  http: HttpClient | None = None, backoff: Backoff | None = None,
-                 sleep: Callable[[float], None] = time.sleep, rng: random.Random | None = None) -> None:
+                 sleep: Callable[[float], None] | None = None, rng: random.Random | None = None) -> None:
         self.account = account
         self.signin = signin or MicrosoftSignIn(account)
         self.base = account.graph_base.rstrip("/")
@@ -105,7 +105,7 @@ class GraphApi:
         self.http = http or make_client(f"graph:{account.id}", timeout=account.timeout, ca_file=account.ca_file,
                                         retry=RetryPolicy(attempts=1))
         self.backoff = backoff or DEFAULT_BACKOFF
-        self._sleep = sleep
+        self._sleep = sleep or self.http.sleep  # a backoff ends as the app quits (abort)
         self._rng = rng or random.Random()
         self._rng_lock = threading.Lock()
 
@@ -313,6 +313,11 @@ class GraphApi:
             raise BackendFailure(self.account.id, f"Graph {what} ($batch): no answer for {len(missing)} of "
                                                   f"{len(paths)} requests")
         return [by_id[str(n)] for n in range(len(paths))]
+
+    def abort(self, opening_only: bool = False) -> None:
+        """From another thread (the app quits): end the API's and the sign-in's connections."""
+        self.http.abort(opening_only)
+        self.signin.abort(opening_only)
 
     def close(self) -> None:
         self.http.close()

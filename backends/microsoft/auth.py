@@ -243,6 +243,9 @@ class MicrosoftSignIn:
                 "username": claims.get("preferred_username"), "scopes": str(result.get("scope") or "").split(),
                 "expires_in": result.get("expires_in")}
 
+    def abort(self, opening_only: bool = False) -> None:
+        self.transport.abort(opening_only)
+
     def close(self) -> None:
         self.transport.close()
 

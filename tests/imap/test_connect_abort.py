@@ -24,6 +24,7 @@ from mailtriage.backends.imap.connection import ImapConnection
 from mailtriage.backends.mailbox_contract import Compose
 from mailtriage.backends.send_ledger import SendLedger
 from mailtriage.core.secrets import set_secret
+from tests.servers.ports import await_syn_sent, unanswered_port
 from tests.servers.silent_imap import SilentServer
 
 ENDED = "was ended (the app quits)"
@@ -89,34 +90,14 @@ def test_abort_ends_a_starttls_handshake(memory_keyring):
         server.close()
 
 
-def _syn_sent_to(port: int) -> bool:
-    """A socket of this host in SYN_SENT towards ``port`` on loopback (/proc/net/tcp)."""
-    rows = Path("/proc/net/tcp").read_text().splitlines()[1:]
-    return any(row.split()[2] == f"0100007F:{port:04X}" and row.split()[3] == "02" for row in rows)
-
-
 @pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads Linux's socket table")
 def test_abort_ends_a_tcp_connect_the_server_does_not_answer(memory_keyring):
     """A listener whose queue is full drops the SYN (Linux), as an unreachable host does."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(0)
-    port = listener.getsockname()[1]
-    filler = socket.create_connection(("127.0.0.1", port))  # fills the queue: never accepted
-    conn = ImapConnection(_account(port, "plain"))
-    try:
+    with unanswered_port() as port:
+        conn = ImapConnection(_account(port, "plain"))
         thread, outcome = _opening(conn)
-        done = threading.Event()
-        for _ in range(2000):  # the kernel's table, not the clock, says the connect is under way
-            if _syn_sent_to(port):
-                break
-            done.wait(0.005)
-        assert _syn_sent_to(port), "the connect never reached SYN_SENT"
+        await_syn_sent(port)
         _aborted_in_time(conn, thread, outcome)
-    finally:
-        filler.close()
-        listener.close()
-
 
 
 def test_abort_of_the_openings_only_leaves_an_open_connections_call_to_finish(memory_keyring):
