@@ -11,14 +11,13 @@ personal accounts only. The order is always: compose dialog → proposal dialog 
 
 A component the main screen holds (issue 36 §2), as the proposals are: a hidden widget that runs its
 workers on itself and takes their answers (``ComposeReady``, ``DraftBuiltAhead``). It owns what is
-composed: the reply built ahead for the message in the reading pane and its dialog mounted ahead,
-the empty dialog kept ready, the last composed mail (kept after a refusal, drafted again in clear).
-Its work is in the screen's groups: preparing and proposing are "reply" work (Esc cancels it, a
-later proposal supersedes it), the reply built ahead is "reply-ahead" ("reply-row-ahead": for the
-row read ahead, before Enter). What it asks of the reading controller goes through
-:class:`ReadingView`; the screen routes r, A, F and C (``ReplyRequested``) here and the proposals it
-builds (``ProposalReady``, ``ProposalFailed``) to the proposals, which call
-:meth:`Compose.after_write`, :meth:`Compose.compose_kept` and
+composed: the reply built ahead for the message in the reading pane and its dialog mounted ahead, the
+empty dialog kept ready, the last composed mail (kept after a refusal, drafted again in clear). Its work
+is in the screen's groups: preparing and proposing are "reply" work (Esc cancels it, a later proposal
+supersedes it), the reply built ahead is "reply-ahead" ("reply-row-ahead": for the row read ahead, before
+Enter). What it asks of the reading controller goes through :class:`ReadingView`; the screen routes r, A,
+F and C (``ReplyRequested``) here and the proposals it builds (``ProposalReady``, ``ProposalFailed``) to
+the proposals, which call :meth:`Compose.after_write`, :meth:`Compose.compose_kept` and
 :meth:`Compose.compose_again_in_clear`.
 """
 
@@ -215,9 +214,8 @@ class Compose(Component):
 
     def _build_compose(self, target: ComposeTarget, personal_only: bool = False) -> Built | Proposal | None:
         """The forms of the compose dialog for ``target`` and where the mail goes, or the
-        proposal that refuses it (worker thread; writes nothing). None: its worker was
-        cancelled (Esc, another message read), seen between two reads, or (``personal_only``)
-        the reply needs the project's thread read."""
+        proposal that refuses it (worker thread; writes nothing). None: its worker was cancelled
+        (Esc, another message read), or (``personal_only``) it needs the project's thread read."""
         session = self._screen.session
         worker = get_current_worker()
         # The outgoing rule decides from the row, not from the pane, account or search it is in.
@@ -281,16 +279,15 @@ class Compose(Component):
         belongs to the message as read: another message or a new read of it drops it."""
         target = self._compose_target(None, "")
         thread = self._screen.reader.thread
-        row = self._row_ahead
-        if row is not None and row.built is not None and not isinstance(target, str) and row.thread is thread \
-                and row.key == target.key:  # (built is set before done: not yet built, it is built again)
-            self._draft_ahead, self._row_ahead = row, None  # built before Enter: its dialog too, or on its way
-            kept = self._dialog_ahead
-            if kept is None or kept[0] is not row:
-                self.post_message(DraftBuiltAhead(row))  # its dialog went to the message the reader showed
+        row = self._row_ahead  # built before Enter for this message as read (not yet built: built again)
+        self._screen.cancel_group("reply-ahead")  # the one before is for another message
+        key = None if isinstance(target, str) else target.key
+        if row is not None and row.built is not None and row.thread is thread and row.key == key:
+            self._draft_ahead, self._row_ahead = row, None  # its dialog too, or (given to the reader's) made now
+            if self._dialog_ahead is None or self._dialog_ahead[0] is not row:
+                self.post_message(DraftBuiltAhead(row))
             return
         self._draft_ahead = self._row_ahead = None
-        self._screen.cancel_group("reply-ahead")  # the one before is for another message
         self._drop_dialog_ahead()
         if not self._screen.session.is_open:
             return
@@ -301,9 +298,8 @@ class Compose(Component):
         self._start(self._build_ahead, ahead, target, group="reply-ahead")
 
     def build_row_ahead(self, account_id: str, message_id: str, thread: Thread) -> None:
-        """A message read ahead under the list's cursor (issue 35): r's reply to it built and its
-        dialog filled and prepared hidden now, so r typed as Enter shows the body only shows it.
-        Only a reply that needs no other read; it belongs to ``thread`` as read ahead."""
+        """A message read ahead under the list's cursor (issue 35): r's reply to it built, its dialog
+        filled and prepared hidden, before Enter. Only one that needs no other read; for ``thread``."""
         kept = self._dialog_ahead
         if kept is not None and not kept[0].thread is self._screen.reader.thread:
             self._drop_dialog_ahead()  # the row's before: kept empty-handed, filled with this one's
@@ -403,12 +399,16 @@ class Compose(Component):
             kept[1].remove()
 
     def _ahead_for(self, target: ComposeTarget) -> DraftAhead | None:
-        """The reply built ahead for ``target``, when it is r on the message the reader shows as
-        read (the one built before Enter too, when r comes before the reader's paint adopts it)."""
+        """The reply built ahead for ``target``: r on the message the reader shows as read, or on
+        the row read ahead as read (r in the list, or before the reader's paint adopts it)."""
         for ahead in (self._draft_ahead, self._row_ahead):
-            if ahead is not None and ahead.thread is self._screen.reader.thread and ahead.key == target.key:
+            if ahead is None or ahead.key != target.key:
+                continue
+            as_read = ahead is self._row_ahead and ahead.thread.messages[0] is target.source
+            if ahead.thread is self._screen.reader.thread or as_read:
                 return ahead
         return None
+
     def on_compose_ready(self, message: ComposeReady) -> None:
         message.stop()  # this widget's own answer: the screen does not see it
         self.ready(message)
