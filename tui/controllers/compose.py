@@ -301,7 +301,7 @@ class Compose(Component):
         """A message read ahead under the list's cursor (issue 35): r's reply to it built, its dialog
         filled and prepared hidden, before Enter. Only one that needs no other read; for ``thread``."""
         kept = self._dialog_ahead
-        if kept is not None and not kept[0].thread is self._screen.reader.thread:
+        if kept is not None and kept[0].thread is not self._screen.reader.thread:
             self._drop_dialog_ahead()  # the row's before: kept empty-handed, filled with this one's
         self._row_ahead = None
         if not ROWS_AHEAD or not self._screen.session.is_open or not thread.messages:
