@@ -561,6 +561,9 @@ are imported with the dialogs ahead now. --before is 91fc90fa (/work/base) at 18
   | 18:42 open                     | 0.023  | 0.027 | 0.026 | 0.90x       | 1.04x     | <= 2x |
   | 18:44 reply (3.1-5.1), 5e02877 | 0.028  | 0.011 | 0.018 | 1.60x       | 0.64x     | <= 1x |
   | 18:44 open                     | 0.022  | 0.023 | 0.030 | 0.73x       | 0.77x     | <= 2x |
+  | 18:53 reply (0.5-1.1), fe1d1e2 | 0.022  | 0.006 | 0.017 | 1.26x       | 0.35x     | <= 1x |
+  | 18:53 open                     | 0.027  | 0.028 | 0.023 | 1.18x       | 1.22x     | <= 2x |
+  | 18:53 flag, no confirm         | 0.036  | 0.051 | 0.119 | 0.30x       | 0.43x     | <= 1x |
   (*: 87c6ba2's change was made during that run: its later processes ran it.)
   Single replies (ours) 0.006-0.031 in all runs, before 0.005-0.118: the goal (<= aerc) is met in
   each run, at load 2-6. Open is within its goal; against 52d6bb3b it was slower before the
@@ -569,6 +572,9 @@ are imported with the dialogs ahead now. --before is 91fc90fa (/work/base) at 18
   ms of UI CPU, reply12's figures), which run as the first row's read ahead lands, about when
   this benchmark types Enter. Not traced; a rest before the row's fill (READ_AHEAD_REST) would
   keep it off an Enter typed at once, at the cost of r typed at once then.
+  Flag (no confirm) was 0.051 vs 0.036 in the quiet 18:53 run, equal within 0.01 in the others
+  (0.040-0.071 vs 0.041-0.069): after the 200 v's the cursor rests, its row is read ahead and
+  its reply built and filled, possibly while f's work runs. Not traced either.
   The fill's layout skip (reply12's second step) was not done.
 """
 
