@@ -538,6 +538,44 @@ median over all runs 14.3 vs 14.7 (load 3, all slow), 14.0 vs 16.0 (load 5), 14.
   its read ahead lands (before Enter), or on the UI thread when it needs no I/O, would let the
   fill, its prepare and its frame be ready before r; the fill's layout (five Layout requests
   for widgets whose size does not change) could be skipped. Neither done here.
+
+reply13 (2026-12-04, 18:25-19:10 UTC). The first of those: r's reply is built for the account
+message read ahead under the list's cursor, before Enter (Compose.build_row_ahead: on a worker,
+only a reply that needs no other read), and the hidden compose dialog is filled, laid out and its
+frame rendered then; the reader adopts it on show when it is for the thread object it shows (r
+before the adoption finds it by the same identity; r in the list on that row too). So r typed as
+the body shows meets the fast path: no hand-back, no fill, no layout on its turn. The first build
+of a process imported the compose flows on its worker (~19 ms of CPU) about when Enter came: they
+are imported with the dialogs ahead now. --before is 91fc90fa (/work/base) at 18:34, 52d6bb3b
+(the base of this change, a detached worktree) after; medians of 7 fresh processes, seconds.
+
+  | run (load start-end), commit   | before | ours  | aerc  | before/aerc | ours/aerc | goal  |
+  |--------------------------------|--------|-------|-------|-------------|-----------|-------|
+  | 18:34 reply (4.2-5.5), ba2d540 | 0.029  | 0.012 | 0.023 | 1.22x       | 0.51x     | <= 1x |
+  | 18:34 open                     | 0.034  | 0.032 | 0.033 | 1.02x       | 0.97x     | <= 2x |
+  | 18:37 reply (3.8-6.3), ba2d540*| 0.030  | 0.012 | 0.027 | 1.09x       | 0.43x     | <= 1x |
+  | 18:37 open                     | 0.037  | 0.052 | 0.040 | 0.93x       | 1.33x     | <= 2x |
+  | 18:39 reply (4.3-4.2), 87c6ba2 | 0.034  | 0.011 | 0.021 | 1.57x       | 0.52x     | <= 1x |
+  | 18:39 open                     | 0.023  | 0.029 | 0.032 | 0.72x       | 0.91x     | <= 2x |
+  | 18:42 reply (2.1-5.6), 5e02877 | 0.024  | 0.011 | 0.018 | 1.33x       | 0.61x     | <= 1x |
+  | 18:42 open                     | 0.023  | 0.027 | 0.026 | 0.90x       | 1.04x     | <= 2x |
+  | 18:44 reply (3.1-5.1), 5e02877 | 0.028  | 0.011 | 0.018 | 1.60x       | 0.64x     | <= 1x |
+  | 18:44 open                     | 0.022  | 0.023 | 0.030 | 0.73x       | 0.77x     | <= 2x |
+  | 18:53 reply (0.5-1.1), fe1d1e2 | 0.022  | 0.006 | 0.017 | 1.26x       | 0.35x     | <= 1x |
+  | 18:53 open                     | 0.027  | 0.028 | 0.023 | 1.18x       | 1.22x     | <= 2x |
+  | 18:53 flag, no confirm         | 0.036  | 0.051 | 0.119 | 0.30x       | 0.43x     | <= 1x |
+  (*: 87c6ba2's change was made during that run: its later processes ran it.)
+  Single replies (ours) 0.006-0.031 in all runs, before 0.005-0.118: the goal (<= aerc) is met in
+  each run, at load 2-6. Open is within its goal; against 52d6bb3b it was slower before the
+  import moved (0.052 vs 0.037, 0.029 vs 0.023), then 0.027 vs 0.023 and 0.023 vs 0.022: what
+  is left may be noise or the row's build (~1-2 ms on a worker) and its fill and prepare (~6-10
+  ms of UI CPU, reply12's figures), which run as the first row's read ahead lands, about when
+  this benchmark types Enter. Not traced; a rest before the row's fill (READ_AHEAD_REST) would
+  keep it off an Enter typed at once, at the cost of r typed at once then.
+  Flag (no confirm) was 0.051 vs 0.036 in the quiet 18:53 run, equal within 0.01 in the others
+  (0.040-0.071 vs 0.041-0.069): after the 200 v's the cursor rests, its row is read ahead and
+  its reply built and filled, possibly while f's work runs. Not traced either.
+  The fill's layout skip (reply12's second step) was not done.
 """
 
 from __future__ import annotations

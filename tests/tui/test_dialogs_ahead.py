@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 from textual.widgets import Input, TextArea
 
+from mailtriage.tui.controllers import compose
 from mailtriage.tui.dialogs import DIALOG_CSS
 from mailtriage.tui.dialogs.compose import ComposeDialog
 from mailtriage.tui.panes.reader import ReaderPane
@@ -159,13 +160,14 @@ async def test_what_the_dialogs_ahead_made_is_frozen_out_of_the_collectors_way(h
 async def test_the_reply_is_built_while_the_message_is_read_and_r_only_shows_it(held_project, monkeypatch):
     project, _ = held_project
     app = make_app(project)
+    built = counted(monkeypatch, app.session, "personal_forms")
     async with app.run_test(size=(140, 44)) as pilot:
         await open_inbox(app, pilot)
         await settle(pilot)
-        built = counted(monkeypatch, app.session, "personal_forms")
+        assert len(built) == 1  # as the newest message was read ahead, before Enter
         await pilot.press("enter")
         await settle(pilot)
-        assert len(built) == 1  # before r
+        assert len(built) == 1  # and not again once it is read
         # its dialog is made ready too (mounted, filled), not shown (the reader is)
         made = dialog_ahead(app)
         assert isinstance(made, ComposeDialog) and made.is_running
@@ -370,6 +372,7 @@ async def test_the_first_reply_fills_the_empty_dialog_mounted_ahead_and_shows_as
     from textual.dom import DOMNode
 
     project, _ = held_project
+    monkeypatch.setattr(compose, "ROWS_AHEAD", False)  # the fill after Enter (or on r)
     app = make_app(project)
     async with app.run_test(size=(140, 44)) as pilot:
         await open_inbox(app, pilot)
@@ -408,6 +411,7 @@ async def test_a_compose_on_the_key_fills_the_empty_dialog_too(held_project, mon
     dialog is the empty one mounted ahead, filled (no screen started on the key), showing what
     a dialog composed on the key shows (its receipt/reply switch and key included)."""
     project, proxy = held_project
+    monkeypatch.setattr(compose, "ROWS_AHEAD", False)  # the fill after Enter (or on r)
     app = make_app(project)
     async with app.run_test(size=(140, 44)) as pilot:
         await open_inbox(app, pilot)
@@ -432,10 +436,11 @@ async def test_a_compose_on_the_key_fills_the_empty_dialog_too(held_project, mon
         assert filled == await _shown_by_r(app, pilot)  # the second r composes its own on the key
 
 
-async def test_the_dialog_mounted_ahead_blinks_only_once_shown(held_project):
+async def test_the_dialog_mounted_ahead_blinks_only_once_shown(held_project, monkeypatch):
     """Hidden, each blink of its cursor was a render and a prepare of the dialog, while the
     person read the list (issue 35): its cursor blinks (as the setting says) from the show."""
     project, _ = held_project
+    monkeypatch.setattr(compose, "ROWS_AHEAD", False)  # the empty one, seen before Enter
     app = make_app(project)
     app.cursor_blink = True
     async with app.run_test(size=(140, 44)) as pilot:

@@ -9,16 +9,16 @@ message's reply is sent after confirmation (``access = "send"``, through the sen
 with a copy in Sent), saved as a draft (``"draft"``) or blocked (``"read"``); ``C`` is for
 personal accounts only. The order is always: compose dialog → proposal dialog → write.
 
-A component the main screen holds (issue 36 §2), as the proposals are: a hidden widget that
-runs its workers on itself and takes their answers (``ComposeReady``, ``DraftBuiltAhead``).
-It owns what is composed: the reply built ahead for the message in the reading pane and its
-dialog mounted ahead, the empty dialog kept ready, the last composed mail (kept after a
-refusal, drafted again in clear). Its work is in the screen's groups: preparing and proposing
-are "reply" work (Esc cancels it, a later proposal supersedes it), the reply built ahead is
-"reply-ahead". What it asks of the reading controller goes through :class:`ReadingView`;
-the screen routes r, A, F and C (``ReplyRequested``) here and the proposals it builds
-(``ProposalReady``, ``ProposalFailed``) to the proposals, which call :meth:`Compose.after_write`,
-:meth:`Compose.compose_kept` and :meth:`Compose.compose_again_in_clear`.
+A component the main screen holds (issue 36 §2), as the proposals are: a hidden widget that runs its
+workers on itself and takes their answers (``ComposeReady``, ``DraftBuiltAhead``). It owns what is
+composed: the reply built ahead for the message in the reading pane and its dialog mounted ahead, the
+empty dialog kept ready, the last composed mail (kept after a refusal, drafted again in clear). Its work
+is in the screen's groups: preparing and proposing are "reply" work (Esc cancels it, a later proposal
+supersedes it), the reply built ahead is "reply-ahead" ("reply-row-ahead": for the row read ahead, before
+Enter). What it asks of the reading controller goes through :class:`ReadingView`; the screen routes r, A,
+F and C (``ReplyRequested``) here and the proposals it builds (``ProposalReady``, ``ProposalFailed``) to
+the proposals, which call :meth:`Compose.after_write`, :meth:`Compose.compose_kept` and
+:meth:`Compose.compose_again_in_clear`.
 """
 
 from __future__ import annotations
@@ -50,6 +50,8 @@ GROUP = "reply"
 AHEAD_WAIT = 30.0
 #: Seconds between looks at a cancel while r waits for the reply built ahead.
 AHEAD_POLL = 0.05
+#: Whether r's reply is built and filled for the row read ahead, before Enter (off: a test hook).
+ROWS_AHEAD = True
 
 
 @dataclass(frozen=True)
@@ -141,6 +143,8 @@ class Compose(Component):
         self._compose_shown: tuple[dict[str, ComposeForm], str] | None = None
         #: The reply built ahead for the message in the reading pane (issue 35).
         self._draft_ahead: DraftAhead | None = None
+        #: The reply built for the message read ahead under the list's cursor, before Enter.
+        self._row_ahead: DraftAhead | None = None
         #: The request of an r whose compose dialog is being prepared ("preparing the mail").
         self._awaited: int | None = None
         #: The compose dialog of the reply built ahead, composed and mounted but not shown
@@ -208,10 +212,10 @@ class Compose(Component):
             self._screen.new_request(GROUP)  # its answer is not current any more: dropped when it comes
             self._screen.reader.restore_status()
 
-    def _build_compose(self, target: ComposeTarget) -> Built | Proposal | None:
+    def _build_compose(self, target: ComposeTarget, personal_only: bool = False) -> Built | Proposal | None:
         """The forms of the compose dialog for ``target`` and where the mail goes, or the
-        proposal that refuses it (worker thread; writes nothing). None: its worker was
-        cancelled (Esc, another message read), seen between two reads."""
+        proposal that refuses it (worker thread; writes nothing). None: its worker was cancelled
+        (Esc, another message read), or (``personal_only``) it needs the project's thread read."""
         session = self._screen.session
         worker = get_current_worker()
         # The outgoing rule decides from the row, not from the pane, account or search it is in.
@@ -223,7 +227,7 @@ class Compose(Component):
                                       source=source)
         if route.refused is not None:
             return route.refused
-        if worker.is_cancelled:
+        if worker.is_cancelled or (personal_only and route.project):
             return None
         if route.project:
             thread = route.thread or session.read_thread(route.thread_id).value
@@ -273,25 +277,45 @@ class Compose(Component):
         """The reading pane shows a personal account's message: build what r would show (the
         outgoing rule's route, the quoted draft, where it goes) now, on a worker. What is built
         belongs to the message as read: another message or a new read of it drops it."""
-        self._draft_ahead = None
+        target = self._compose_target(None, "")
+        thread = self._screen.reader.thread
+        row = self._row_ahead  # built before Enter for this message as read (not yet built: built again)
         self._screen.cancel_group("reply-ahead")  # the one before is for another message
+        key = None if isinstance(target, str) else target.key
+        if row is not None and row.built is not None and row.thread is thread and row.key == key:
+            self._draft_ahead, self._row_ahead = row, None  # its dialog too, or (given to the reader's) made now
+            if self._dialog_ahead is None or self._dialog_ahead[0] is not row:
+                self.post_message(DraftBuiltAhead(row))
+            return
+        self._draft_ahead = self._row_ahead = None
         self._drop_dialog_ahead()
         if not self._screen.session.is_open:
             return
-        target = self._compose_target(None, "")
-        thread = self._screen.reader.thread
         if isinstance(target, str) or not target.personal or target.source is None or thread is None:
             return  # a project thread is read for the reply again (its drafts, its thread): not ahead
         ahead = DraftAhead(target.key, thread)
         self._draft_ahead = ahead
         self._start(self._build_ahead, ahead, target, group="reply-ahead")
 
-    def _build_ahead(self, ahead: DraftAhead, target: ComposeTarget) -> None:
+    def build_row_ahead(self, account_id: str, message_id: str, thread: Thread) -> None:
+        """A message read ahead under the list's cursor (issue 35): r's reply to it built, its dialog
+        filled and prepared hidden, before Enter. Only one that needs no other read; for ``thread``."""
+        kept = self._dialog_ahead
+        if kept is not None and kept[0].thread is not self._screen.reader.thread:
+            self._drop_dialog_ahead()  # the row's before: kept empty-handed, filled with this one's
+        self._row_ahead = None
+        if not ROWS_AHEAD or not self._screen.session.is_open or not thread.messages:
+            return
+        target = ComposeTarget("", account_id=account_id, message_id=message_id, source=thread.messages[0])
+        self._row_ahead = DraftAhead(target.key, thread)
+        self._start(self._build_ahead, self._row_ahead, target, True, group="reply-row-ahead")
+
+    def _build_ahead(self, ahead: DraftAhead, target: ComposeTarget, personal_only: bool = False) -> None:
         # One at a time: the next message read cancels the build of the one before (exclusive),
         # which stops before its reads rather than race the new one for the server and the GIL.
         worker = get_current_worker()
         try:
-            built = None if worker.is_cancelled else self._build_compose(target)
+            built = None if worker.is_cancelled else self._build_compose(target, personal_only)
             ahead.built = built if isinstance(built, Built) and not worker.is_cancelled else None
         except Exception:  # noqa: BLE001 - not asked for: r builds it again and says why
             ahead.built = None
@@ -312,8 +336,12 @@ class Compose(Component):
         from mailtriage.tui.dialogs import ahead as dialogs  # why: not on the first screen (test_startup_imports)
 
         ahead = message.ahead
-        if ahead is not self._draft_ahead or ahead.built is None or ahead.taken:
+        if ahead is not self._draft_ahead and ahead is not self._row_ahead or ahead.built is None or ahead.taken:
             return
+        kept = self._dialog_ahead  # made already (built before Enter, adopted), or the reader's:
+        reader = self._screen.reader.thread
+        if kept is not None and (kept[0] is ahead or ahead is self._row_ahead and kept[0].thread is reader):
+            return  # the reader's own reply keeps its dialog (this one is filled if Enter opens its row)
         if self._awaited is not None:  # an r waits for this build: it opens its own dialog now
             return  # (mounted, laid out and rendered hidden as well, it only took the UI thread from that one)
         if not dialogs.dialog_css_loaded(self._screen.app):  # Enter typed before the dialogs were ready
@@ -371,11 +399,15 @@ class Compose(Component):
             kept[1].remove()
 
     def _ahead_for(self, target: ComposeTarget) -> DraftAhead | None:
-        """The reply built ahead for ``target``, when it is r on the message the reader shows as read."""
-        ahead = self._draft_ahead
-        if ahead is None or ahead.thread is not self._screen.reader.thread or ahead.key != target.key:
-            return None
-        return ahead
+        """The reply built ahead for ``target``: r on the message the reader shows as read, or on
+        the row read ahead as read (r in the list, or before the reader's paint adopts it)."""
+        for ahead in (self._draft_ahead, self._row_ahead):
+            if ahead is None or ahead.key != target.key:
+                continue
+            as_read = ahead is self._row_ahead and ahead.thread.messages[0] is target.source
+            if ahead.thread is self._screen.reader.thread or as_read:
+                return ahead
+        return None
 
     def on_compose_ready(self, message: ComposeReady) -> None:
         message.stop()  # this widget's own answer: the screen does not see it

@@ -45,9 +45,7 @@ READ_AHEAD_KEPT = 8
 #: Seconds the cursor rests on a row before it is read ahead (not the first row of a folder).
 READ_AHEAD_REST = 0.08
 #: Seconds after the first row of the process is painted before the dialogs are made ready
-#: (tui/dialogs/ahead.py). 0: at once. Made 0.3 s after it, they were still being made when a
-#: habit user's Enter and r came (0.4-0.8 s after it), on r's path (issue 35, reply11). None:
-#: never, a test hook (the TUI tests' apps, but those of the dialogs ahead: tests/tui/conftest.py).
+#: (tui/dialogs/ahead.py). 0: at once (0.3 s after, on a habit user's Enter and r: reply11). None: never, a test hook.
 DIALOGS_AHEAD_AFTER: float | None = 0.0
 #: Seconds from Enter during which a step of the dialogs ahead waits, unless the thread is on the
 #: screen sooner: the hidden compose dialog's mount (~10 ms) or the dialogs' stylesheet came
@@ -394,7 +392,8 @@ class Reading(Component):
         self._read_ahead_next()
 
     def on_message_read_ahead(self, message: MessageReadAhead) -> None:
-        """An account message read ahead came: kept, shown if Enter waits for it."""
+        """An account message read ahead came: kept, shown if Enter waits for it, else r's reply
+        to it is built too (issue 35: r typed as the body shows only shows it)."""
         message.stop()
         key = (message.account_id, message.message_id)
         self._ahead_running = None
@@ -402,6 +401,8 @@ class Reading(Component):
         waiting, self._ahead_open = self._ahead_open, None
         if waiting is not None and waiting[1] == key and self._screen.is_current("reader", waiting[0]):
             self._show_read(waiting[0], message.thread, key[0])
+        else:
+            self._screen.composing.build_row_ahead(key[0], key[1], message.thread)
         self._read_ahead_next()
 
     # -- the dialogs ahead (issue 35): the first r or f of a process no longer loads them ----

@@ -33,6 +33,9 @@ def import_dialogs() -> None:
     """Import the compose and proposal dialogs and what they import (a worker thread may)."""
     import mailtriage.tui.dialogs.compose  # noqa: F401  # why: the point is to load it ahead
     import mailtriage.tui.dialogs.proposal  # noqa: F401  # why: as above
+    # r's reply is built as the row under the cursor is read ahead (reply13): the compose flows
+    # (and the outgoing rule they import) loaded then, ~20 ms of CPU holding the GIL, met an Enter
+    from mailtriage.application import ComposeForm  # noqa: F401  # why: loads application.flows.compose
 
 
 def dialog_css_loaded(app: App) -> bool:

@@ -1,0 +1,90 @@
+"""reply13 (issue 35): r typed as soon as Enter shows the body met a reply still on its way (the
+build's hand-back from its worker, then the fill, the layout and the frame on r's turn). The reply
+to the account message read ahead under the list's cursor is built, and its dialog filled, laid out
+and its frame rendered, before Enter; it belongs to that message as read ahead and is never shown
+for another. Against the real Dovecot behind a proxy."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+from textual.widgets import Input, TextArea
+
+from mailtriage.tui.dialogs.compose import ComposeDialog
+from mailtriage.tui.panes.reader import ReaderPane
+from tests.servers.faultproxy import FaultProxy
+from tests.tui.helpers import account_through, make_app, screen_text, settle, write_imap_project
+from tests.tui.test_account_folders import open_inbox
+from tests.tui.test_dialogs_ahead import dialog_ahead, started_screens
+from tests.tui.test_imap_network import wait_until
+from tests.tui.test_read_ahead import BODY, LIST, held_project, personal  # noqa: F401 (a fixture)
+
+pytestmark = pytest.mark.usefixtures("dialogs_ahead")
+
+
+async def test_r_typed_as_the_body_shows_finds_the_dialog_filled_and_its_frame_rendered_before_enter(
+        held_project, monkeypatch):
+    """reply13 (issue 35): r typed as soon as Enter shows the body met a reply still on its way
+    (the build's hand-back, then the fill, the layout and the frame on r's turn). The reply to
+    the message read ahead under the cursor is built, its dialog filled, laid out and its frame
+    rendered before Enter; Enter and r in one burst show that dialog in r's own turn."""
+    project, _ = held_project
+    app = make_app(project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        await wait_until(pilot, lambda: dialog_ahead(app) is not None and dialog_ahead(app).prepared)
+        made = dialog_ahead(app)
+        assert app.main.query_one(ReaderPane).thread is None  # before Enter
+        assert f"> {BODY}" in made.query_one("#compose-body", TextArea).text and made.frame_kept
+        started = started_screens(monkeypatch)
+        await pilot.press("enter", "r")
+        await pilot.pause()
+        assert app.screen is made and f"> {BODY}" in screen_text(app)
+        assert started == []
+
+
+OTHER = "Is the build green again?"
+
+
+@pytest.fixture
+def two_personal(tmp_path, user_config, dovecot, dovecot_user, memory_keyring):
+    """An account through a proxy with two personal messages: "Lunch on Friday" (the newest,
+    BODY) and "Build status" (OTHER), both answered as the account's own mail."""
+    project = write_imap_project(tmp_path, user_config, dovecot, dovecot_user, access="draft", list_address=LIST)
+    me = f"{dovecot_user.name}@example.org"
+    other = personal(me).replace(b"Lunch on Friday", b"Build status").replace(BODY.encode(), OTHER.encode())
+    dovecot.append(dovecot_user, "INBOX", other.replace(b"<lunch@", b"<build@"),
+                   when=datetime(2026, 10, 8, 9, 0, tzinfo=timezone.utc))
+    dovecot.append(dovecot_user, "INBOX", personal(me), when=datetime(2026, 10, 9, 9, 0, tzinfo=timezone.utc))
+    proxy = FaultProxy(dovecot.port)
+    with account_through(proxy, user_config, dovecot):
+        yield project
+
+
+async def test_a_reply_built_for_the_row_under_the_cursor_is_not_shown_for_the_message_read(two_personal):
+    """The cursor moves on while a message is read: the row under it is read ahead and its
+    reply built, but the reader's message keeps its own dialog made ahead, and r in the reader
+    answers the message shown, r in the list the row under the cursor."""
+    app = make_app(two_personal)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        mine = dialog_ahead(app)
+        assert mine is not None and f"> {BODY}" in mine.query_one("#compose-body", TextArea).text
+        await pilot.press("q", "down")
+        await wait_until(pilot, lambda: app.main.composing._row_ahead is not None
+                         and app.main.composing._row_ahead.done.is_set())
+        await settle(pilot)  # the other message read ahead and its reply built; the reader still on BODY
+        assert app.main.composing._row_ahead.built is not None
+        assert dialog_ahead(app) is mine and OTHER not in mine.query_one("#compose-body", TextArea).text
+        await pilot.press("4", "r")  # into the reader: r answers the message it shows
+        await wait_until(pilot, lambda: isinstance(app.screen, ComposeDialog))
+        assert app.screen is mine and f"> {BODY}" in screen_text(app) and OTHER not in screen_text(app)
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("3", "r")  # in the list: the row under the cursor
+        await wait_until(pilot, lambda: isinstance(app.screen, ComposeDialog))
+        await settle(pilot)
+        assert f"> {OTHER}" in screen_text(app) and BODY not in screen_text(app)
