@@ -576,6 +576,38 @@ are imported with the dialogs ahead now. --before is 91fc90fa (/work/base) at 18
   (0.040-0.071 vs 0.041-0.069): after the 200 v's the cursor rests, its row is read ahead and
   its reply built and filled, possibly while f's work runs. Not traced either.
   The fill's layout skip (reply12's second step) was not done.
+
+reply14 (2026-12-04, 19:12-19:30 UTC). Why r typed as the body shows took the fast path in only
+some starts, traced (a scratch sitecustomize, one fresh process per start, not kept; load 0.3-1.6).
+Three tiers, decided by when the row's read ahead lands against Enter (typed as the rows show):
+  - 25-35 ms before Enter: the reply built, filled, prepared and its frame rendered before Enter:
+    0.006 (the fast path);
+  - Enter first (Reading._ahead_open): no row build was started, the reply was built only after
+    the body's paint (build_reply_ahead), r waited for its hand-back, then fill and push: 0.022.
+    A row build still running at the paint was also dropped and built again;
+  - a few ms before Enter: the build is done on its worker after Enter, its fill held by
+    after_open until the body is painted; r comes 6-10 ms after the fill, before the dialog's
+    prepare (on idle) and frame (a timer): the push lays it out, 0.011-0.017.
+Now the second tier's reply is built as the awaited read lands (while the body is shown) and a
+row build still running is adopted: those starts take the third tier. Medians of 7 (seconds):
+
+  | run (load), --before            | before | ours  | aerc  | before/aerc | ours/aerc | goal  |
+  |---------------------------------|--------|-------|-------|-------------|-----------|-------|
+  | 19:17 reply (0.4-1.3), 91fc90fa | 0.022  | 0.016 | 0.016 | 1.35x       | 1.01x     | <= 1x |
+  | 19:17 open                      | 0.022  | 0.025 | 0.027 | 0.81x       | 0.93x     | <= 2x |
+  | 19:19 reply (1.2-1.6), 91fc90fa | 0.022  | 0.011 | 0.016 | 1.33x       | 0.66x     | <= 1x |
+  | 19:19 open                      | 0.022  | 0.022 | 0.023 | 0.94x       | 0.94x     | <= 2x |
+  | 19:20 reply (1.6), dd1827b2     | 0.016  | 0.016 | 0.017 | 0.97x       | 0.96x     | <= 1x |
+  | 19:20 open                      | 0.025  | 0.028 | 0.027 | 0.91x       | 1.05x     | <= 2x |
+  | 19:21 reply (1.5), dd1827b2     | 0.016  | 0.016 | -     |             |           | <= 1x |
+  | 19:21 open                      | 0.027  | 0.028 | -     |             |           | <= 2x |
+  Single replies, ours: 27 of 28 at 0.006-0.017 (one 0.028); dd1827b2 0.006-0.022 (2 of 14 at
+  0.022). Against dd1827b2 the median is unchanged (its starts took the third tier in those
+  runs too); open within 0.003 of it. Left: the third tier. Its fill, prepare and frame (~8-10
+  ms of UI time after the paint) race r; done before the body's frame they would delay it. The
+  read-ahead worker building the reply itself (no second worker to start: the row build's worker
+  began 1-17 ms after it was asked, while Enter held the UI thread) would let more starts finish
+  before Enter. Not done.
 """
 
 from __future__ import annotations

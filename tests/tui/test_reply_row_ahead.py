@@ -7,6 +7,7 @@ for another. Against the real Dovecot behind a proxy."""
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from types import SimpleNamespace
 
 import pytest
 from textual.widgets import Input, TextArea
@@ -59,14 +60,14 @@ def two_personal(tmp_path, user_config, dovecot, dovecot_user, memory_keyring):
     dovecot.append(dovecot_user, "INBOX", personal(me), when=datetime(2026, 10, 9, 9, 0, tzinfo=timezone.utc))
     proxy = FaultProxy(dovecot.port)
     with account_through(proxy, user_config, dovecot):
-        yield project
+        yield SimpleNamespace(project=project, proxy=proxy)
 
 
 async def test_a_reply_built_for_the_row_under_the_cursor_is_not_shown_for_the_message_read(two_personal):
     """The cursor moves on while a message is read: the row under it is read ahead and its
     reply built, but the reader's message keeps its own dialog made ahead, and r in the reader
     answers the message shown, r in the list the row under the cursor."""
-    app = make_app(two_personal)
+    app = make_app(two_personal.project)
     async with app.run_test(size=(140, 44)) as pilot:
         await open_inbox(app, pilot)
         await pilot.press("enter")
@@ -87,4 +88,40 @@ async def test_a_reply_built_for_the_row_under_the_cursor_is_not_shown_for_the_m
         await pilot.press("3", "r")  # in the list: the row under the cursor
         await wait_until(pilot, lambda: isinstance(app.screen, ComposeDialog))
         await settle(pilot)
+        assert f"> {OTHER}" in screen_text(app) and BODY not in screen_text(app)
+
+
+async def test_enter_before_the_rows_read_ahead_lands_builds_its_reply_as_it_lands(two_personal, monkeypatch):
+    """reply14 (issue 35): Enter typed while the row's read ahead was on its way waited for it
+    and showed it, but its reply was built only after the body's paint (r typed as the body
+    showed waited for that build). It is built from that read as it lands: the reader adopts
+    that build, it does not build the reply again."""
+    from mailtriage.tui.controllers.compose import Compose
+
+    adopted: list[bool] = []
+    reader_built = Compose.build_reply_ahead
+
+    def build_reply_ahead(self) -> None:
+        row = self._row_ahead
+        adopted.append(row is not None and row.thread is self._screen.reader.thread)
+        reader_built(self)
+
+    monkeypatch.setattr(Compose, "build_reply_ahead", build_reply_ahead)
+    app = make_app(two_personal.project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        await settle(pilot)
+        two_personal.proxy.hold()
+        try:
+            await pilot.press("down")  # "Build status": read ahead after the cursor rests, held
+            await wait_until(pilot, lambda: app.main.reading._ahead_running is not None)
+            await pilot.press("enter")  # waits for that read
+            assert app.main.reading._ahead_open is not None
+        finally:
+            two_personal.proxy.release()
+        await wait_until(pilot, lambda: dialog_ahead(app) is not None and dialog_ahead(app).prepared
+                         and f"> {OTHER}" in dialog_ahead(app).query_one("#compose-body", TextArea).text)
+        assert adopted == [True]
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, ComposeDialog))
         assert f"> {OTHER}" in screen_text(app) and BODY not in screen_text(app)

@@ -279,12 +279,12 @@ class Compose(Component):
         belongs to the message as read: another message or a new read of it drops it."""
         target = self._compose_target(None, "")
         thread = self._screen.reader.thread
-        row = self._row_ahead  # built before Enter for this message as read (not yet built: built again)
+        row = self._row_ahead  # built (or being built) for this message as read: adopted (refused: built again)
         self._screen.cancel_group("reply-ahead")  # the one before is for another message
         key = None if isinstance(target, str) else target.key
-        if row is not None and row.built is not None and row.thread is thread and row.key == key:
+        if row is not None and row.thread is thread and row.key == key and (row.built or not row.done.is_set()):
             self._draft_ahead, self._row_ahead = row, None  # its dialog too, or (given to the reader's) made now
-            if self._dialog_ahead is None or self._dialog_ahead[0] is not row:
+            if row.built is not None and (self._dialog_ahead is None or self._dialog_ahead[0] is not row):
                 self.post_message(DraftBuiltAhead(row))
             return
         self._draft_ahead = self._row_ahead = None

@@ -400,9 +400,8 @@ class Reading(Component):
         self._keep_read(key, message.thread)
         waiting, self._ahead_open = self._ahead_open, None
         if waiting is not None and waiting[1] == key and self._screen.is_current("reader", waiting[0]):
-            self._show_read(waiting[0], message.thread, key[0])
-        else:
-            self._screen.composing.build_row_ahead(key[0], key[1], message.thread)
+            self._show_read(waiting[0], message.thread, key[0])  # its reply built now too, not after its paint
+        self._screen.composing.build_row_ahead(key[0], key[1], message.thread)
         self._read_ahead_next()
 
     # -- the dialogs ahead (issue 35): the first r or f of a process no longer loads them ----
