@@ -304,8 +304,8 @@ class Compose(Component):
         if kept is not None and kept[0].thread is not self._screen.reader.thread:
             self._drop_dialog_ahead()  # the row's before: kept empty-handed, filled with this one's
         self._row_ahead = None
-        if not ROWS_AHEAD or not self._screen.session.is_open or not thread.messages:
-            return
+        if not ROWS_AHEAD or not self._screen.session.is_open or not thread.messages or self._screen.threads.thread_list.tags:
+            return  # (tags: a batch in the making, its key comes next)
         target = ComposeTarget("", account_id=account_id, message_id=message_id, source=thread.messages[0])
         self._row_ahead = DraftAhead(target.key, thread)
         self._start(self._build_ahead, self._row_ahead, target, True, group="reply-row-ahead")
