@@ -134,9 +134,12 @@ def test_every_request_is_taken_by_one_component_of_the_main_screen():
         cls.__qualname__ for cls in requests}
     table = MainScreen()._takers
     assert _untaken(requests, table) == []
-    misnamed = [f"{cls.__qualname__}: {handler.__name__}" for cls, handler in table.items()
-                if handler.__name__ != cls.handler_name]
-    assert misnamed == [], "a handler has Textual's name of its message (message.handler_name)"
+    assert _misnamed(table) == [], "a handler has Textual's name of its message (message.handler_name)"
+
+
+def _misnamed(table: dict) -> list[str]:
+    return [f"{cls.__qualname__}: {handler.__name__}" for cls, handler in table.items()
+            if handler.__name__ != cls.handler_name]
 
 
 def test_a_request_no_component_takes_is_found():
@@ -166,6 +169,18 @@ def test_a_request_two_components_take_stops_the_screen():
     assert taker.took is message
     with pytest.raises(TypeError, match="BackRequested is taken by two components"):
         takers([Taker(), Taker()])
+
+
+def test_a_handler_not_named_as_textual_names_it_is_found():
+    from mailtriage.tui.controllers.component import takers
+    from mailtriage.tui.panes.reader import ThreadView
+
+    class Misnamed(Widget):
+        def back(self, message) -> None: ...
+
+        TAKES = {ThreadView.BackRequested: back}
+
+    assert _misnamed(takers([Misnamed()])) == ["ThreadView.BackRequested: back"]
 
 
 
