@@ -7,9 +7,10 @@ What crosses areas is a :class:`~mailtriage.tui.messages.Request`: a pane's requ
 component's news posted to the screen. A pane's messages bubble to its ancestors only, never
 to a component (a hidden sibling), so the screen hands each on: the component that lists the
 class in ``TAKES`` maps it to its handler, a method named as Textual names it
-(``message.handler_name``), and :func:`takers` makes the screen's table of them once. The work groups stay the screen's: Esc cancels "threads", "reader" and "reply"
-on every component, and an exclusive worker supersedes its group's others on any component
-(a batch's "reply" work supersedes a compose's, as when all of them ran on the screen).
+(``message.handler_name``), and :func:`takers` makes the screen's table of them once. The
+work groups stay the screen's: Esc cancels "threads", "reader" and "reply" on every
+component, and an exclusive worker supersedes its group's others on any component (a
+batch's "reply" work supersedes a compose's, as when all of them ran on the screen).
 ``Worker.StateChanged`` does not bubble: a component hands it to the screen, which reports a
 worker that raised and lets the alerts' poll start after a thread read.
 """
@@ -42,7 +43,7 @@ class Component(Widget):
 
     DEFAULT_CSS = "Component { display: none; }"
     #: The requests this component takes, each with its method named ``handler_name`` (declared
-    #: after them, at the class's end).
+    #: right after those methods: the mapping names them).
     TAKES: ClassVar[Takes] = {}
 
     def __init__(self, screen: ControllerBase, *, id: str | None = None) -> None:
