@@ -4,7 +4,9 @@ Components (tui/controllers/component.py) run their workers on themselves and po
 to themselves: a handler of such a message on ``MainScreen`` too would be the routing the
 components replaced, or a second handler of one answer (Textual calls every handler on the way
 up unless one stops it). What crosses components is posted to the screen (``self._screen``'s
-``post_message``) and routed there: this test does not see those.
+``post_message``) as a ``Request``, as a pane's request bubbles there: the tests below hold that
+every Request is taken by one component, under Textual's handler name, and that the screen's
+one generic handler is its only handler of them.
 """
 
 from __future__ import annotations
