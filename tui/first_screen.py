@@ -304,10 +304,10 @@ class FirstScreen:
         active = main.active_bindings.get("enter")
         if (main.focused is not listing or active is None or active.node is not listing
                 or active.binding.action != "open" or not active.enabled or main.listing.listing_out_of_reach):
-            return False  # (out of reach: the listing's retry on Enter, which the screen's handler of the message runs)
+            return False  # (out of reach: the listing's retry on Enter, which the message's handler runs)
         row = listing.current
         if row is not None:
-            main.on_thread_list_opened(ThreadList.Opened(row, listing.cursor))
+            main.hand_on(ThreadList.Opened(row, listing.cursor))
         return True
 
     def _withdraw_offer(self) -> None:

@@ -39,6 +39,15 @@ if TYPE_CHECKING:
 
 
 
+@message
+class Request(Message):
+    """A pane's request or a component's news that exactly one component of the main screen
+    takes (issue 36 §2). Panes import no controller and components are hidden siblings of
+    the panes, so such a message bubbles to MainScreen, whose one handler hands it to the
+    component that lists its class in ``TAKES``, under Textual's handler name
+    (tui/controllers/component.py; tests/tui/test_component_messages.py)."""
+
+
 class SourceRow(TypedDict):
     """One configured backend in the availability matrix (what ``SourceSet.matrix`` returns)."""
 
@@ -153,7 +162,7 @@ class ReaderFailed(WorkFailed):
 
 
 @message
-class ProposalFailed(WorkFailed):
+class ProposalFailed(WorkFailed, Request):
     """Building a proposal (reply, import, publish, sync, organize) failed; nothing was written."""
 
     area: ClassVar[str] = "reply"
@@ -186,7 +195,7 @@ class FoldersFailed(AreaFailed):
 
 # -- proposals --------------------------------------------------------------------
 @message
-class ProposalReady(Message):
+class ProposalReady(Request):
     """A flow built its proposal (``flow``: reply, import, publish, sync, organize); nothing written yet."""
 
     request: int
@@ -255,7 +264,7 @@ class SettingsSaved(Message):
 
 
 @message
-class TrackerLoaded(Message):
+class TrackerLoaded(Request):
     """The tracker's issues; ``available`` False when no tracker is configured (``description`` says why)."""
 
     request: int
@@ -408,7 +417,7 @@ class PublishPendingChecked(Message):
 
 
 @message
-class IssueOfThreadFound(Message):
+class IssueOfThreadFound(Request):
     """``s`` on a thread: the tracker issue that holds it (None: none found)."""
 
     request: int
@@ -417,7 +426,7 @@ class IssueOfThreadFound(Message):
 
 
 @message
-class ThreadOfIssueFound(Message):
+class ThreadOfIssueFound(Request):
     """``s`` on a tracker issue: the thread its rollup names (None: none)."""
 
     request: int

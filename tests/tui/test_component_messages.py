@@ -4,7 +4,9 @@ Components (tui/controllers/component.py) run their workers on themselves and po
 to themselves: a handler of such a message on ``MainScreen`` too would be the routing the
 components replaced, or a second handler of one answer (Textual calls every handler on the way
 up unless one stops it). What crosses components is posted to the screen (``self._screen``'s
-``post_message``) and routed there: this test does not see those.
+``post_message``) as a ``Request``, as a pane's request bubbles there: the tests below hold that
+every Request is taken by one component, under Textual's handler name, and that the screen's
+one generic handler is its only handler of them.
 """
 
 from __future__ import annotations
@@ -99,3 +101,106 @@ def test_the_scan_sees_a_screen_handler_of_a_posted_message():
     assert _screen_handles(messages.PublishPendingChecked) == []
     assert _screen_handles(messages.PublishPendingChecked, ByName) == ["ByName.on_publish_pending_checked"]
     assert _screen_handles(messages.PublishPendingChecked, ByDecorator) == ["ByDecorator @on(PublishPendingChecked)"]
+
+
+# -- what crosses components: a Request, taken by the one component that lists it ----------------
+def _requests() -> set[type[messages.Request]]:
+    """Every Request class defined under tui/ (the modules that define them imported first)."""
+    import pkgutil
+
+    import mailtriage.tui as tui
+
+    for module in pkgutil.walk_packages(tui.__path__, "mailtriage.tui."):
+        if module.name.startswith(("mailtriage.tui.panes.", "mailtriage.tui.controllers.", "mailtriage.tui.screens.main")):
+            importlib.import_module(module.name)
+    found, todo = set(), [messages.Request]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            todo.append(sub)
+            if sub.__module__.startswith("mailtriage.tui."):
+                found.add(sub)
+    return found
+
+
+def _untaken(requests: set[type], table: dict) -> list[str]:
+    return sorted(cls.__qualname__ for cls in requests if cls not in table)
+
+
+def test_every_request_is_taken_by_one_component_of_the_main_screen():
+    """The screen's table, made from its components' TAKES as a start makes it: a Request no
+    component takes would reach the screen's handler and be reported as an error."""
+    from mailtriage.tui.screens.main import MainScreen
+
+    requests = _requests()
+    assert {"ThreadList.Opened", "ThreadView.BackRequested", "ProposalReady", "ThreadOfIssueFound"} <= {
+        cls.__qualname__ for cls in requests}
+    table = MainScreen()._takers
+    assert _untaken(requests, table) == []
+    assert _misnamed(table) == [], "a handler has Textual's name of its message (message.handler_name)"
+
+
+def _misnamed(table: dict) -> list[str]:
+    return [f"{cls.__qualname__}: {handler.__name__}" for cls, handler in table.items()
+            if handler.__name__ != cls.handler_name]
+
+
+def test_a_request_no_component_takes_is_found():
+    class Stray(messages.Request):
+        pass
+
+    from mailtriage.tui.screens.main import MainScreen
+
+    assert _untaken(_requests() | {Stray}, MainScreen()._takers) == [Stray.__qualname__]
+
+
+def test_a_request_two_components_take_stops_the_screen():
+    import pytest
+
+    from mailtriage.tui.controllers.component import takers
+    from mailtriage.tui.panes.reader import ThreadView
+
+    class Taker(Widget):
+        def on_thread_view_back_requested(self, message) -> None:
+            self.took = message
+
+        TAKES = {ThreadView.BackRequested: on_thread_view_back_requested}
+
+    taker, message = Taker(), ThreadView.BackRequested()
+    table = takers([taker])
+    table[ThreadView.BackRequested](message)  # bound to the component that takes it
+    assert taker.took is message
+    with pytest.raises(TypeError, match="BackRequested is taken by two components"):
+        takers([Taker(), Taker()])
+
+
+def test_a_handler_not_named_as_textual_names_it_is_found():
+    from mailtriage.tui.controllers.component import takers
+    from mailtriage.tui.panes.reader import ThreadView
+
+    class Misnamed(Widget):
+        def back(self, message) -> None: ...
+
+        TAKES = {ThreadView.BackRequested: back}
+
+    assert _misnamed(takers([Misnamed()])) == ["ThreadView.BackRequested: back"]
+
+
+
+def test_the_main_screen_hands_every_request_on_with_its_one_handler():
+    """No handler of a Request on the screen but the generic one: a named ``on_…`` (or an
+    ``@on``) there would act beside the component, or instead of the table."""
+    from mailtriage.tui.screens.main import MainScreen
+
+    found = [where for cls in _requests() for where in _screen_handles(cls)]
+    assert found == [], "a component takes it (TAKES): " + ", ".join(found)
+    assert _screen_handles(messages.Request) == ["MainScreen @on(Request)"]
+
+
+def test_the_scan_sees_a_screen_handler_of_a_request():
+    from mailtriage.tui.panes.reader import ThreadView
+    from mailtriage.tui.screens.main import MainScreen
+
+    class Routing(MainScreen):
+        def on_thread_view_back_requested(self, message) -> None: ...
+
+    assert _screen_handles(ThreadView.BackRequested, Routing) == ["Routing.on_thread_view_back_requested"]

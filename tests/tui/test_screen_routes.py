@@ -1,7 +1,8 @@
-"""What MainScreen routes between its controllers, and in which order (issue 36 §2).
+"""What MainScreen hands on between its components, and in which order (issue 36 §2).
 
-Enter on a row (``ThreadList.Opened``) has one handler, the screen's: the listing's retry
-first, then the read. The retry forgets an outage's answer (the list's listing failed for a
+Enter on a row (``ThreadList.Opened``) has one handler, the component's that takes it
+(tui/controllers/reading_requests.py), which the screen calls: the listing's retry first,
+then the read. The retry forgets an outage's answer (the list's listing failed for a
 backend out of reach) before the read asks for the backend; in the other order the read is
 on its way, with the outage still believed, when it is forgotten (issue 33).
 """
@@ -30,3 +31,21 @@ async def test_enter_after_an_outage_forgets_it_before_the_read_starts_then_list
         assert forgotten_with_open[:1] == [None], "the read started before the outage was forgotten"
         assert main.reader.thread is not None and main.reader.thread.thread_id == row.thread_id
         assert not main.listing.listing_out_of_reach  # the list was listed again once the thread came
+
+
+async def test_a_request_no_component_takes_goes_to_the_error_list(tmp_path):
+    """The structural test (test_component_messages.py) keeps this from happening; were a
+    Request left out of every TAKES, the user sees it in the error list, not a silent key."""
+    from mailtriage.tui.messages import Request
+
+    class Stray(Request):
+        pass
+
+    app = make_app(mbox_project(tmp_path / "p"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        before = len(app.errors)
+        app.main.post_message(Stray())
+        await settle(pilot)
+        assert [(e.title, e.message) for e in app.errors[before:]] == [
+            ("A request nothing on the main screen takes", "on_stray")]

@@ -9,9 +9,10 @@ confirms: built as the screen's "reply" work, shown by the proposals.
 A component of the main screen (issue 36 §2: a hidden widget, tui/controllers/component.py).
 It owns the folder in the thread list (:attr:`Accounts.open_folder_key`): the listing forgets
 it when a list replaces the folder, the search takes it as its scope, compose's new mail its
-account. The screen routes a folder chosen and ``m f a d`` on a row here. Its workers run on
+account. It takes an account chosen in the sources pane, a folder chosen and ``m f a d`` on a
+row (``TAKES``; the screen hands them on). Its workers run on
 it: the folder's rows (``FolderListed``) and its failure (``ThreadsFailed``, shown as a list's
-is, by the listing) come back to it; a proposal goes to the screen, which routes every
+is, by the listing) come back to it; a proposal goes to the screen, which hands every
 proposal to the proposals.
 """
 
@@ -22,6 +23,9 @@ from typing import TYPE_CHECKING
 from mailtriage.tui.controllers.component import Component
 from mailtriage.tui.mailbox_rows import MailboxRow
 from mailtriage.tui.messages import FolderListed, ProposalFailed, ProposalReady, ThreadsFailed
+from mailtriage.tui.panes.folders import FolderList, FoldersPane
+from mailtriage.tui.panes.sources import SourcesPane
+from mailtriage.tui.panes.thread_list import ThreadList
 
 if TYPE_CHECKING:
     from mailtriage.application import MailHeader
@@ -38,10 +42,15 @@ class Accounts(Component):
         #: The folder in the thread list: (account id, folder id, name); None for a mailing list.
         self.open_folder_key: tuple[str, str, str] | None = None
 
-    # -- intents from the panes, routed by the screen --------------------------------------
-    def folder_chosen(self, account_id: str, folder_id: str, name: str) -> None:
+    # -- requests from the panes -----------------------------------------------------------
+    def on_sources_pane_account_chosen(self, message: SourcesPane.AccountChosen) -> None:
+        """An account chosen in the sources pane: its folders in the lists pane, focused."""
+        self._screen.folders.open_account(message.account_id)
+        self._screen.query_one(FolderList).focus()
+
+    def on_folders_pane_folder_chosen(self, message: FoldersPane.FolderChosen) -> None:
         """A folder chosen in the lists pane: its messages, the thread list focused."""
-        self.open_folder(account_id, folder_id, name)
+        self.open_folder(message.account_id, message.folder_id, message.name)
         self._screen.threads.thread_list.focus()
 
     def left_folder(self) -> None:
@@ -104,8 +113,9 @@ class Accounts(Component):
         self.post_message(FolderListed(request, label, rows, cursor))
 
     # -- flag and move ----------------------------------------------------------------------
-    def organize(self, summary: object, action: str) -> None:
+    def on_thread_list_organize_requested(self, message: ThreadList.OrganizeRequested) -> None:
         """m/f/a/d: build the flag or move proposal for the row; nothing is written before confirm."""
+        summary, action = message.summary, message.action
         if not isinstance(summary, MailboxRow) or summary.header is None:
             self._screen.notify("Mark, flag, archive and trash work on a personal account's messages: open an "
                                 "account in the sources pane first.", severity="warning", markup=False)
@@ -117,6 +127,13 @@ class Accounts(Component):
             action = "unflag" if header.flagged else "flag"
         self._start(self._propose_organize, self._screen.new_request("reply"), summary.account_id, header, action,
                     group="reply")
+
+    #: The requests this component takes, each with its handler (the screen hands them on).
+    TAKES = {
+        SourcesPane.AccountChosen: on_sources_pane_account_chosen,
+        FoldersPane.FolderChosen: on_folders_pane_folder_chosen,
+        ThreadList.OrganizeRequested: on_thread_list_organize_requested,
+    }
 
     def _propose_organize(self, request: int, account_id: str, header: MailHeader, action: str) -> None:
         screen = self._screen

@@ -13,7 +13,7 @@ A component of the main screen (issue 36 §2: a hidden widget, tui/controllers/c
 it keeps the batch proposal on screen, and runs its work on itself as the screen's "reply"
 work (the worker group and request kind Esc cancels, which a proposal or a compose started
 later supersedes). It takes its own answers (``BatchFoldersReady``, ``BatchReady``); a
-failure to build the proposal is a ``ProposalFailed`` posted to the screen, which routes every
+failure to build the proposal is a ``ProposalFailed`` posted to the screen, which hands every
 proposal's failure to the proposals.
 """
 
@@ -25,6 +25,7 @@ from mailtriage.application import ThreadId
 from mailtriage.tui.controllers.component import Component
 from mailtriage.tui.mailbox_rows import MAILBOX_KIND, MailboxRow
 from mailtriage.tui.messages import BatchFoldersReady, BatchReady, ProposalFailed
+from mailtriage.tui.panes.thread_list import ThreadList
 
 if TYPE_CHECKING:
     from mailtriage.application import ApplyReport, MailHeader, Proposal, ThreadSummary
@@ -41,9 +42,9 @@ class Batch(Component):
         #: The batch proposal on screen (or being written): its outcome decides which tags stay.
         self.proposal: Proposal | None = None
 
-    def requested(self, rows: tuple[ThreadSummary, ...], action: str) -> None:
-        """The action keys with rows tagged (ThreadList.BatchRequested, routed by the screen)."""
-        screen = self._screen
+    def on_thread_list_batch_requested(self, message: ThreadList.BatchRequested) -> None:
+        """The action keys with rows tagged."""
+        screen, rows, action = self._screen, message.rows, message.action
         if action == "import":
             self.import_batch(rows)
             return
@@ -63,6 +64,9 @@ class Batch(Component):
             self._start(self._batch_folders, screen.new_request("reply"), account_id, headers, group="reply")
         else:
             self._start(self._propose_batch, screen.new_request("reply"), account_id, headers, action, group="reply")
+
+    #: The requests this component takes, each with its handler (the screen hands them on).
+    TAKES = {ThreadList.BatchRequested: on_thread_list_batch_requested}
 
     # -- building the proposal --------------------------------------------------------
     def _propose_batch(self, request: int, account_id: str, headers: tuple[MailHeader, ...], action: str,

@@ -4,7 +4,7 @@ to a command (``|``) on the message read (change folder, ``c``, is the lists pan
 
 Each opens a dialog of its own module; none writes anything, and the pipe runs its
 command only once the user confirmed it in the dialog. A component of the main screen
-(issue 36 §2), a hidden widget: the screen routes the reader's two requests to it; the raw
+(issue 36 §2), a hidden widget: it takes the reader's two requests (the screen hands them on); the raw
 source is read by the dialogs' own workers.
 """
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mailtriage.tui.controllers.component import Component
+from mailtriage.tui.panes.reader import ThreadView
 
 if TYPE_CHECKING:
     from mailtriage.tui.controllers.base import ControllerBase
@@ -24,7 +25,7 @@ class ReaderKeys(Component):
     def __init__(self, screen: ControllerBase) -> None:
         super().__init__(screen, id="reader-keys")  # the screen: its reading pane, the service, the dialogs
 
-    def headers(self) -> None:
+    def on_thread_view_headers_requested(self, _message: ThreadView.HeadersRequested) -> None:
         """h: the full headers and raw source of the open thread's messages."""
         screen = self._screen
         thread = screen.reader.thread
@@ -44,7 +45,7 @@ class ReaderKeys(Component):
         account_id, session = reader.account_id, self._screen.session
         return lambda message: session.raw_message(message, backend=backend, account_id=account_id)
 
-    def pipe(self) -> None:
+    def on_thread_view_pipe_requested(self, _message: ThreadView.PipeRequested) -> None:
         """|: the message at the top of the reading pane, to a command the user types and confirms."""
         screen = self._screen
         thread = screen.reader.thread
@@ -67,3 +68,9 @@ class ReaderKeys(Component):
 
         what = f"message {index + 1} of {len(thread.messages)}: {chosen.subject or '(no subject)'}"
         screen.app.push_screen(PipeDialog(what, run, cursor_blink=screen.shell.cursor_blink))
+
+    #: The requests this component takes, each with its handler (the screen hands them on).
+    TAKES = {
+        ThreadView.HeadersRequested: on_thread_view_headers_requested,
+        ThreadView.PipeRequested: on_thread_view_pipe_requested,
+    }

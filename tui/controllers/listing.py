@@ -13,9 +13,9 @@ would be). Its workers run on it and post their answers to it: the listing as th
 ``SessionOpened``, which the app posts to it (one queue with the first listing's answers:
 they come in the order they were posted, as when all of them went to the screen). Start-up's
 first listing starts here (the app calls :meth:`Listing.start_first_listing`; the first screen
-:meth:`Listing.show_head_start`). The screen routes a list chosen and a thread read (the
-relist after an outage) here; its one handler of ``ThreadList.Opened`` calls
-:meth:`Listing.retry_on_enter` before the read. A folder's listing that failed
+:meth:`Listing.show_head_start`). It takes a list chosen (``TAKES``) and is told of a
+thread read (the relist after an outage); the handler of ``ThreadList.Opened``
+(reading_requests.py) calls :meth:`Listing.retry_on_enter` before the read. A folder's listing that failed
 (tui/controllers/accounts.py) is shown through :meth:`Listing.failed`.
 """
 
@@ -32,6 +32,7 @@ from mailtriage.tui.errors import error_line, is_connection_problem
 from mailtriage.tui.first_paint import KEEP_AFTER
 from mailtriage.tui.head_start import ForkedHeadStart, ListingPart, adopt_records
 from mailtriage.tui.messages import SessionOpened, SourceRow, SourcesChecked, ThreadLoaded, ThreadsFailed, ThreadsLoaded
+from mailtriage.tui.panes.folders import FoldersPane
 from mailtriage.tui.rows import rows_for
 from mailtriage.tui.sanitize import inert
 
@@ -133,13 +134,16 @@ class Listing(Component):
             screen.banner.show_cc(cc)
 
     # -- listing ---------------------------------------------------------------------
-    def list_chosen(self, list_name: str | None) -> None:
-        """A list chosen in the lists pane (routed by the screen): listed, the thread list focused."""
-        screen = self._screen
+    def on_folders_pane_list_chosen(self, message: FoldersPane.ListChosen) -> None:
+        """A list chosen in the lists pane: listed, the thread list focused."""
+        screen, list_name = self._screen, message.list_name
         if screen.reader.account_id is not None:  # an account's message, under a project list now
             screen.reader_leaves_source()
         self.load_threads(list_name)
         screen.threads.thread_list.focus()
+
+    #: The requests this component takes, each with its handler (the screen hands them on).
+    TAKES = {FoldersPane.ListChosen: on_folders_pane_list_chosen}
 
     def load_threads(self, list_name: str | None) -> None:
         screen = self._screen

@@ -6,8 +6,8 @@ the user confirms the proposal dialog.
 
 A component the main screen holds (issue 36 §2): a hidden widget that runs its workers on
 itself. The proposal dialog is shown for every proposal, whoever built it (a flow here,
-compose, the accounts' flag and move, a batch); the screen routes their ``ProposalReady`` and
-``ProposalFailed`` here, and the writes' answers (``ProposalApplied``, ``ApplyFailed``) come to
+compose, the accounts' flag and move, a batch); the screen hands their ``ProposalReady`` and
+``ProposalFailed`` here (``TAKES``), and the writes' answers (``ProposalApplied``, ``ApplyFailed``) come to
 this widget, which takes them. Its work is in the screen's groups: building is "reply" work
 (Esc cancels it, a later proposal or compose supersedes it), the write "apply" work (a quit
 while it runs asks first).
@@ -28,6 +28,8 @@ from textual.worker import get_current_worker
 from mailtriage.tui.controllers.component import Component
 from mailtriage.tui.mailbox_rows import MailboxRow
 from mailtriage.tui.messages import ApplyFailed, ProposalApplied, ProposalFailed, ProposalReady
+from mailtriage.tui.panes.reader import ThreadView
+from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.quick_flags import skips_confirmation
 from mailtriage.tui.sanitize import inert
 from mailtriage.application import Service
@@ -137,8 +139,14 @@ class Proposals(Component):
         self.composer = compose
         self.after_compose = after_compose
 
-    # -- intents from the panes (r, A, F, C: the Compose component), routed by the screen ---
-    def key_import_requested(self) -> None:
+    # -- requests from the panes (r, A, F, C: the Compose component's) ----------------------
+    def on_thread_list_import_requested(self, message: ThreadList.ImportRequested) -> None:
+        self.import_thread(message.summary)
+
+    def on_thread_view_import_requested(self, _message: ThreadView.ImportRequested) -> None:
+        self.import_thread(None)
+
+    def on_thread_view_key_import_requested(self, _message: ThreadView.KeyImportRequested) -> None:
         """K in the reader: the key the open thread offers."""
         target = self._target(None)
         if target.thread_id is None:
@@ -193,18 +201,28 @@ class Proposals(Component):
         if not worker.is_cancelled:
             screen.post_message(ProposalReady(request, proposal, flow.name))
 
-    def ready(self, message: ProposalReady) -> None:
+    def on_proposal_ready(self, message: ProposalReady) -> None:
         """A proposal built (by a flow here, the Compose component or the accounts): the dialog."""
         if not self._screen.is_current("reply", message.request):
             return
         self._screen.reader.restore_status()
         self.show(message.proposal, message.flow)
 
-    def failed(self, message: ProposalFailed) -> None:
-        if not self._screen.accept_failure(self.failed, message):
+    def on_proposal_failed(self, message: ProposalFailed) -> None:
+        if not self._screen.accept_failure(self.on_proposal_failed, message):
             return
         self._screen.reader.restore_status()
         self._screen.report_failure(message)
+
+    #: i on a row or the thread read, K, and the proposals the flows, Compose, Accounts and Batch
+    #: post to the screen.
+    TAKES = {
+        ThreadList.ImportRequested: on_thread_list_import_requested,
+        ThreadView.ImportRequested: on_thread_view_import_requested,
+        ThreadView.KeyImportRequested: on_thread_view_key_import_requested,
+        ProposalReady: on_proposal_ready,
+        ProposalFailed: on_proposal_failed,
+    }
 
     # -- confirming and writing -------------------------------------------------------------
     def show(self, proposal: Proposal, flow: str = "reply") -> None:

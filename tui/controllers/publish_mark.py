@@ -5,15 +5,16 @@ the screen asks it after a tracker listing, the proposals after a write, a quit 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import work
 from textual.widget import Widget
 
-from mailtriage.tui.messages import PublishPendingChecked
+from mailtriage.tui.messages import PublishPendingChecked, TrackerLoaded
 
 if TYPE_CHECKING:
     from mailtriage.tui.app import MailTriageApp
+    from mailtriage.tui.controllers.component import Takes
 
 PUBLISH_MARK = "✎ tracker changes to publish (P)"
 
@@ -35,6 +36,12 @@ class PublishMark(Widget):
         session = self.shell.session
         if session.is_open and session.tracker is not None:
             self._check_publish()
+
+    def on_tracker_loaded(self, _message: TrackerLoaded) -> None:
+        self.check()
+
+    #: A tracker listing (the tracker pane's, bubbled to the screen): asked again.
+    TAKES: ClassVar[Takes] = {TrackerLoaded: on_tracker_loaded}
 
     @work(thread=True, exclusive=True, group="publish-check", exit_on_error=False)
     def _check_publish(self) -> None:

@@ -6,8 +6,8 @@ does. It reaches the application service through :func:`service`, numbers its re
 with :class:`Requests` (a newer request of a kind supersedes an older one), and shows its
 own failures: the failure message then bubbles to the screen, which reports it (the
 error list, a recheck of the sources), unless :func:`drop_stale` stopped it. Areas never
-import each other: what one asks of another goes as a typed message to the screen, which
-routes it.
+import each other: what one asks of another goes as a typed message (a ``Request``,
+tui/messages.py) to the screen, which hands it to the component that takes it.
 """
 
 from __future__ import annotations

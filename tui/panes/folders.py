@@ -17,13 +17,12 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from mailtriage.core.lean_dataclass import lean_dataclass  # @dataclass(eq=False), none of its exec'd code
 from mailtriage.tui import bindings, layout
-from mailtriage.tui.messages import AccountFoldersLoaded, FoldersFailed
+from mailtriage.tui.messages import AccountFoldersLoaded, FoldersFailed, Request
 from mailtriage.tui.panes.area import Requests, drop_stale, failure_text, service, shell
 from mailtriage.tui.row_keys import RowKeys
 from mailtriage.tui.sanitize import inert_text
@@ -65,11 +64,11 @@ def folder_paths(folders: list[MailFolder]) -> list[tuple[MailFolder, str]]:
 
 class FoldersPane(layout.SidebarPane):
     @lean_dataclass
-    class ListChosen(Message):
+    class ListChosen(Request):
         list_name: str | None
 
     @lean_dataclass
-    class FolderChosen(Message):
+    class FolderChosen(Request):
         account_id: str
         folder_id: str
         name: str

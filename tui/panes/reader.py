@@ -16,7 +16,6 @@ from rich.text import Text
 from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
-from textual.message import Message as TextualMessage
 from textual.widgets import Static
 
 from mailtriage.core.lean_dataclass import lean_dataclass  # @dataclass(eq=False), none of its exec'd code
@@ -24,6 +23,7 @@ from mailtriage.application import Message, Thread
 from mailtriage.core.inert import sender_mismatch
 from mailtriage.tui import bindings
 from mailtriage.tui.focus_paint import OwnFocusPaint, PaintedText, SizedInPlace
+from mailtriage.tui.messages import Request
 from mailtriage.tui.panes.crypto import crypto_text, part_label
 from mailtriage.tui.panes.thread_keys import OffersWhereActing, acting_keys
 from mailtriage.tui.sanitize import MARKER_STYLE, has_hidden_characters, inert_text
@@ -180,43 +180,43 @@ class ThreadView(OffersWhereActing, OwnFocusPaint, SizedInPlace, VerticalScroll,
         Enter (~3-5 ms of the UI thread), then the view alone (~1-2 ms more, issue 33)."""
 
     @lean_dataclass
-    class MatchStepRequested(TextualMessage):
+    class MatchStepRequested(Request):
         """n / N while a search is shown: open the next (+1) or previous (-1) match."""
 
         step: int
 
     @lean_dataclass
-    class ReplyRequested(TextualMessage):
+    class ReplyRequested(Request):
         """r (``kind`` ""), A reply_all, F forward, C new."""
 
         kind: str = ""
 
-    class UrlRequested(TextualMessage):
+    class UrlRequested(Request):
         """u: the open thread's archive URL."""
 
-    class ImportRequested(TextualMessage):
+    class ImportRequested(Request):
         """i: import the open thread into the tracker."""
 
     @lean_dataclass
-    class KeyImportRequested(TextualMessage):
+    class KeyImportRequested(Request):
         """K: import a key the open thread offers (OpenPGP), through a proposal."""
 
-    class BackRequested(TextualMessage):
+    class BackRequested(Request):
         """q / Esc: back to the list."""
 
-    class AttachmentsRequested(TextualMessage):
+    class AttachmentsRequested(Request):
         """e: the open thread's attachments."""
 
-    class IssueRequested(TextualMessage):
+    class IssueRequested(Request):
         """``s``: jump to the tracker issue of the open thread."""
 
-    class HeadersRequested(TextualMessage):
+    class HeadersRequested(Request):
         """``h``: every header of the open thread's messages (a dialog)."""
 
-    class PipeRequested(TextualMessage):
+    class PipeRequested(Request):
         """``|``: pipe the message at the top of the view to a command (a dialog)."""
 
-    class NextRowRequested(TextualMessage):
+    class NextRowRequested(Request):
         """Space at the end of the open thread: open the next row of the list (mutt's habit)."""
 
     def action_page_down(self) -> None:

@@ -16,6 +16,7 @@ from textual.widgets.option_list import Option
 
 from mailtriage.core.lean_dataclass import lean_dataclass  # @dataclass(eq=False), none of its exec'd code
 from mailtriage.tui import bindings, layout
+from mailtriage.tui.messages import Request
 from mailtriage.tui.row_keys import RowKeys
 from mailtriage.tui.sanitize import inert_text
 
@@ -30,7 +31,7 @@ class SourcesPane(layout.SidebarPane):
         backend: str
 
     @lean_dataclass
-    class AccountChosen(Message):
+    class AccountChosen(Request):
         """A personal account was selected: its folders go to the folders pane."""
 
         account_id: str

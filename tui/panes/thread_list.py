@@ -28,6 +28,7 @@ from mailtriage.tui import bindings
 from mailtriage.tui.arrange import Arrangement, ArrangedRows
 from mailtriage.tui.focus_paint import OwnFocusPaint
 from mailtriage.tui.mailbox_rows import MailboxRow
+from mailtriage.tui.messages import Request
 from mailtriage.tui.rows import ListRows, ThreadRows, index_of, status_mark
 from mailtriage.tui.sanitize import MARKER_STYLE, inert_text
 from mailtriage.tui.row_pages import RowPages
@@ -96,14 +97,14 @@ class ThreadList(OwnFocusPaint, RowPages, ServerOrderKeys, TagKeys, ScrollView, 
     cursor: reactive[int] = reactive(0, init=False, repaint=False)
 
     @lean_dataclass
-    class Opened(Message):
+    class Opened(Request):
         """Enter or a click on a row."""
 
         summary: ThreadSummary
         index: int
 
     @lean_dataclass
-    class Highlighted(Message):
+    class Highlighted(Request):
         index: int
         total: int
 
@@ -116,25 +117,25 @@ class ThreadList(OwnFocusPaint, RowPages, ServerOrderKeys, TagKeys, ScrollView, 
         pass
 
     @lean_dataclass
-    class ReplyRequested(Message):
+    class ReplyRequested(Request):
         """r (``kind`` ""), A reply_all, F forward, C new."""
 
         summary: ThreadSummary | None
         kind: str = ""
 
     @lean_dataclass
-    class ImportRequested(Message):
+    class ImportRequested(Request):
         summary: ThreadSummary | None
 
     @lean_dataclass
-    class OrganizeRequested(Message):
+    class OrganizeRequested(Request):
         """m/f/a/d on a personal account's message: ``action`` toggle_read, toggle_flag, archive, trash."""
 
         summary: ThreadSummary | None
         action: str
 
     @lean_dataclass
-    class BatchRequested(Message):
+    class BatchRequested(Request):
         """An action on several rows (the tagged ones) or a move (``M``, which asks for a folder):
         ``action`` toggle_read, toggle_flag, archive, trash, move or import."""
 
@@ -150,7 +151,7 @@ class ThreadList(OwnFocusPaint, RowPages, ServerOrderKeys, TagKeys, ScrollView, 
         """The sort or the tree changed (the status line says which)."""
 
     @lean_dataclass
-    class IssueRequested(Message):
+    class IssueRequested(Request):
         """``s``: jump to the tracker issue of this thread."""
 
         summary: ThreadSummary | None

@@ -26,7 +26,7 @@ from textual.worker import get_current_worker
 from mailtriage.core.lean_dataclass import lean_dataclass  # @dataclass(eq=False), none of its exec'd code
 from mailtriage.core.inert import terminal_line, terminal_text
 from mailtriage.tui import bindings
-from mailtriage.tui.messages import RowStatusLoaded, SearchFailed, SearchLoaded, SearchUnsupported
+from mailtriage.tui.messages import Request, RowStatusLoaded, SearchFailed, SearchLoaded, SearchUnsupported
 from mailtriage.tui.panes.area import Requests, drop_stale, failure_text, service
 from mailtriage.tui.panes.row_marks import RowMarks
 from mailtriage.tui.panes.thread_list import ThreadList
@@ -75,13 +75,13 @@ class ThreadPane(Vertical):
         indexes: list[int] | None
 
     @lean_dataclass
-    class SearchSubmitted(Message):
-        """Enter in the search box: the screen names what is shown (:meth:`search_on_server`)."""
+    class SearchSubmitted(Request):
+        """Enter in the search box: the search component names what is shown (:meth:`search_on_server`)."""
 
         query: str
 
     @lean_dataclass
-    class SearchState(Message):
+    class SearchState(Request):
         """Search results are (or are no longer) what the list shows."""
 
         active: bool

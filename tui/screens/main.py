@@ -1,12 +1,15 @@
 """The main screen: sources and lists on the left, threads over the reading pane, tracker on the right.
 
 Some panes are areas that own their state and work (tui/panes/area.py: tracker, lists and
-thread panes); the screen only routes what crosses areas and reports the failures they let
-bubble. Alerts, banner, unpublished-changes mark, batch, the reader's h and |, proposals,
-personal accounts, compose, the listing (start-up's first one too) and reading are components
-the screen holds (tui/controllers/): no mixin is left. Each is a hidden widget
-(tui/controllers/component.py) that runs its workers on itself and takes its own answers;
-the screen routes the panes' requests to them and what crosses them.
+thread panes) and report the failures they let bubble to the screen. Alerts, banner,
+unpublished-changes mark, batch, the reader's h and |, proposals, personal accounts, compose,
+the listing (start-up's first one too), reading, the s jump and the search's hand-offs are
+components the screen holds (tui/controllers/): no mixin is left. Each is a hidden widget
+(tui/controllers/component.py) that runs its workers on itself and takes its own answers. What
+crosses them is a Request (tui/messages.py): a pane's request bubbles here, a component posts
+its news here, and one generic handler (:meth:`MainScreen.hand_on`) gives it to the component
+that declared it in ``TAKES``. The screen handles itself only its own: the areas' failures
+(the error list) and the backend console it pushes.
 Below 100 columns the sidebar folds away and unfolds while it has the focus (1, 2);
 the zoom key (Ctrl+w) gives the focused pane the whole screen (issue 35): tui/layout.py.
 """
@@ -27,29 +30,29 @@ from mailtriage.tui.controllers.accounts import Accounts
 from mailtriage.tui.controllers.alerts import Alerts
 from mailtriage.tui.controllers.banner import Banner
 from mailtriage.tui.controllers.batch import Batch
+from mailtriage.tui.controllers.component import takers
 from mailtriage.tui.controllers.compose import Compose
+from mailtriage.tui.controllers.jump import Jump
 from mailtriage.tui.controllers.keys import ReaderKeys
 from mailtriage.tui.controllers.listing import Listing
 from mailtriage.tui.controllers.proposals import Proposals
 from mailtriage.tui.controllers.publish_mark import PublishMark
 from mailtriage.tui.controllers.base import ControllerBase
 from mailtriage.tui.controllers.reading import Reading
+from mailtriage.tui.controllers.reading_requests import ReadingRequests
+from mailtriage.tui.controllers.search import Search
 from mailtriage.tui.controllers.thread_ahead import ThreadAhead
 from mailtriage.tui.footer import KeyFooter
-from mailtriage.tui.mailbox_rows import MailboxRow
-from mailtriage.tui.messages import (AreaFailed, IssueOfThreadFound, ProposalFailed, ProposalReady,
-                                     ThreadOfIssueFound, TrackerLoaded)
+from mailtriage.tui.messages import AreaFailed, Request
 from mailtriage.tui.panes.folders import FolderList, FoldersPane
 from mailtriage.tui.panes.reader import ReaderPane, ThreadView
 from mailtriage.tui.panes.sources import SourceList, SourcesPane
 from mailtriage.tui.panes.thread_list import ThreadList
-from mailtriage.tui.panes.threads import SearchScope, ThreadPane
+from mailtriage.tui.panes.threads import ThreadPane
 from mailtriage.tui.panes.tracker import TrackerList, TrackerPane
 from mailtriage.tui.pending import PendingWork
-from mailtriage.tui.rows import index_of
 
 if TYPE_CHECKING:
-    from mailtriage.application import ThreadId, ThreadSummary
     from textual.dom import DOMNode
     from textual.widget import Widget
 
@@ -92,16 +95,7 @@ class MainScreen(ControllerBase, PendingWork, bindings.KeyContext, inherit_bindi
                 yield ReaderPane(id="reader-pane")
             yield TrackerPane(id="tracker-pane")
         yield KeyFooter()
-        yield self.alerts
-        yield self.publish_mark
-        yield self.composing
-        yield self.proposals
-        yield self.reading
-        yield self.reading.thread_ahead
-        yield self.reader_keys
-        yield self.listing
-        yield self.accounts
-        yield self.batches
+        yield from self.components
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -125,6 +119,19 @@ class MainScreen(ControllerBase, PendingWork, bindings.KeyContext, inherit_bindi
         self.composing = Compose(self, reading=self.reading)
         #: The proposal flows, the proposal dialog of every proposal and the writes (hidden).
         self.proposals = Proposals(self, compose=self.composing, after_compose=self.composing.after_write)
+        #: Enter, the reader's q, Space, e and u, and r/A/F/C: handed to reading and compose (hidden).
+        self.reading_requests = ReadingRequests(self, self.reading, self.composing)
+        #: s both ways between the list or reader and the tracker pane (hidden).
+        self.jump = Jump(self)
+        #: A search's scope, the reader's n / N through its matches (hidden).
+        self.search = Search(self)
+        #: The hidden widgets of the screen's work (composed after the panes), and the handler of
+        #: each Request (a pane's request, a component's news) from their TAKES: :meth:`hand_on`.
+        taking = (self.publish_mark, self.composing, self.proposals, self.reading, self.reading.thread_ahead,
+                  self.reader_keys, self.listing, self.accounts, self.batches, self.reading_requests, self.jump,
+                  self.search)
+        self.components = (self.alerts, *taking)
+        self._takers = takers(taking)
 
     def on_mount(self) -> None:
         layout.set_width_classes(self, self.app.size.width)
@@ -272,163 +279,30 @@ class MainScreen(ControllerBase, PendingWork, bindings.KeyContext, inherit_bindi
         ConsoleScreen.open(self.app, message.backend)
 
     # -- what crosses the areas --------------------------------------------------------
-    def on_thread_list_opened(self, message: ThreadList.Opened) -> None:
-        """Enter on a row: the listing's retry first (an outage's answer is forgotten before the
-        read asks for the backend), then the read (tests/tui/test_screen_routes.py holds the order)."""
-        self.listing.retry_on_enter()
-        self.reading.open_row(message.summary)
-
-    def on_folders_pane_list_chosen(self, message: FoldersPane.ListChosen) -> None:
-        self.listing.list_chosen(message.list_name)
-
-
-    def on_thread_list_highlighted(self, message: ThreadList.Highlighted) -> None:
-        self.reading.highlighted()
-
-    def on_thread_view_back_requested(self, message: ThreadView.BackRequested) -> None:
-        self.reading.back()
-
-    def on_thread_view_next_row_requested(self, message: ThreadView.NextRowRequested) -> None:
-        self.reading.next_row()
-
-    def on_thread_view_attachments_requested(self, message: ThreadView.AttachmentsRequested) -> None:
-        self.reading.show_attachments()
-
-    def on_thread_view_url_requested(self, message: ThreadView.UrlRequested) -> None:
-        self.reading.show_thread_url()
-
-    def on_thread_list_batch_requested(self, message: ThreadList.BatchRequested) -> None:
-        self.batches.requested(message.rows, message.action)
-
-    def on_thread_view_headers_requested(self, message: ThreadView.HeadersRequested) -> None:
-        self.reader_keys.headers()
-
-    def on_thread_view_pipe_requested(self, message: ThreadView.PipeRequested) -> None:
-        self.reader_keys.pipe()
-
-    def on_thread_list_reply_requested(self, message: ThreadList.ReplyRequested) -> None:
-        self.composing.compose_on(message.summary, message.kind)
-
-    def on_thread_view_reply_requested(self, message: ThreadView.ReplyRequested) -> None:
-        self.composing.compose_on(None, message.kind)
-
-    def on_thread_list_import_requested(self, message: ThreadList.ImportRequested) -> None:
-        self.proposals.import_thread(message.summary)
-
-    def on_thread_view_import_requested(self, message: ThreadView.ImportRequested) -> None:
-        self.proposals.import_thread(None)
-
-    def on_thread_view_key_import_requested(self, message: ThreadView.KeyImportRequested) -> None:
-        self.proposals.key_import_requested()
-
-    def on_proposal_ready(self, message: ProposalReady) -> None:  # whoever built it: flows, compose, accounts
-        self.proposals.ready(message)
-
-    def on_proposal_failed(self, message: ProposalFailed) -> None:
-        self.proposals.failed(message)
-
-    def start_flow(self, name: str) -> None:
-        """P, S (the app's keys): the publish review, the sync."""
-        self.proposals.start_flow(name)
-
-    def on_folders_pane_folder_chosen(self, message: FoldersPane.FolderChosen) -> None:
-        self.accounts.folder_chosen(message.account_id, message.folder_id, message.name)
-
-    def on_thread_list_organize_requested(self, message: ThreadList.OrganizeRequested) -> None:
-        self.accounts.organize(message.summary, message.action)
+    @on(Request)
+    def hand_on(self, message: Request) -> None:
+        """A pane's request or a component's news (every subclass: Textual dispatches a decorated
+        handler by the message's classes): the one component that takes it acts now, in this
+        call (Enter on a row: no second queue before the read starts), and the message stops."""
+        message.stop()
+        handler = self._takers.get(type(message))
+        if handler is None:  # a Request no component lists in TAKES (tests/tui/test_component_messages.py)
+            self.shell.report_error("A request nothing on the main screen takes", LookupError(message.handler_name))
+            return
+        handler(message)
 
     @on(AreaFailed)
     def report_area_failure(self, message: AreaFailed) -> None:
         """A pane's own work failed (the pane shows it; a superseded one stopped there)."""
         self.report_failure(message)
 
-    def on_sources_pane_account_chosen(self, message: SourcesPane.AccountChosen) -> None:
-        self.folders.open_account(message.account_id)
-        self.query_one(FolderList).focus()
+    def start_flow(self, name: str) -> None:
+        """P, S (the app's keys): the publish review, the sync."""
+        self.proposals.start_flow(name)
 
     def action_change_folder(self) -> None:
         """c: pick a list or folder of the lists pane by name and open it."""
         self.folders.choose_by_name()
-
-    def on_tracker_loaded(self, message: TrackerLoaded) -> None:
-        self.publish_mark.check()  # the title marks unpublished changes
-
-    # -- search: the scope is what the thread list shows ---------------------------------
-    def on_thread_pane_search_submitted(self, message: ThreadPane.SearchSubmitted) -> None:
-        self.threads.search_on_server(message.query, SearchScope(self.accounts.open_folder_key, self.current_list))
-
-    def on_thread_pane_search_state(self, message: ThreadPane.SearchState) -> None:
-        self.query_one(ThreadView).search_active = message.active
-
-    def on_thread_view_match_step_requested(self, message: ThreadView.MatchStepRequested) -> None:
-        """n / N in the reading pane: open the next / previous match, focus stays in the reader."""
-        thread_list = self.query_one(ThreadList)
-        target = thread_list.cursor + message.step
-        if not 0 <= target < len(thread_list.rows):
-            self.notify("no more matches" if message.step > 0 else "this is the first match", markup=False)
-            return
-        thread_list.cursor = target
-        row = thread_list.current
-        if row is None:  # not fetched yet: the list fetches its page; press again
-            self.notify("the next matches are still loading", markup=False)
-            return
-        thread_list.post_message(ThreadList.Opened(row, target))
-
-    # -- s: thread -> issue (the tracker pane finds it), issue -> thread (list, reader) ---------
-    def on_thread_list_issue_requested(self, message: ThreadList.IssueRequested) -> None:
-        if isinstance(message.summary, MailboxRow):
-            self._no_issue_of_personal_mail()
-        elif message.summary is not None:
-            self.jump_to_issue(message.summary.thread_id)
-
-    def on_thread_view_issue_requested(self, message: ThreadView.IssueRequested) -> None:
-        # The thread shown, also one s read from an issue (no row of the list: reading.open_summary None).
-        thread = self.reader.thread
-        if thread is not None and self.reader.account_id is not None:
-            self._no_issue_of_personal_mail()
-        elif thread is not None:
-            self.jump_to_issue(thread.thread_id)
-
-    def _no_issue_of_personal_mail(self) -> None:
-        self.notify("s finds the tracker issue of a project source's thread; this is a personal account's message.",
-                    markup=False)
-
-    def jump_to_issue(self, thread_id: ThreadId) -> None:
-        if not self.session.is_open:
-            return
-        known = self.threads.marks.statuses.get(thread_id)
-        if known is not None and known.issue:
-            self._show_issue(known.issue)
-            return
-        self.tracker.find_issue_of(thread_id)
-
-    def on_issue_of_thread_found(self, message: IssueOfThreadFound) -> None:
-        if message.issue_id is not None:
-            self._show_issue(message.issue_id)
-
-    def _show_issue(self, issue_id: str) -> None:
-        self.set_class(True, "-tracker")
-        self.set_class(False, "-tracker-folded")
-        self.tracker.show_issue_of(issue_id)
-        self.call_after_refresh(self.query_one(TrackerList).focus)
-
-    def on_thread_of_issue_found(self, message: ThreadOfIssueFound) -> None:
-        if message.thread_id is None:
-            return
-        thread_list = self.query_one(ThreadList)
-        index = index_of(thread_list.rows, message.thread_id, thread_list.cursor)
-        self._fold_tracker(True)
-        if index is not None:
-            thread_list.cursor = index
-            thread_list.focus()
-            row: ThreadSummary | None = thread_list.current
-            if row is not None:
-                self.reading.open_thread(row)
-            return
-        # Not in the list (older than the window, another list): read it directly, the keys on
-        # it (the list's row is another thread: r and i there answered that one).
-        self.query_one(ThreadView).focus()
-        self.reading.open_thread_id(message.thread_id)
 
     # -- what a quit would drop; unpublished tracker changes ----------------------------------
     def pending_work(self) -> list[str]:
