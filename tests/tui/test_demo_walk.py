@@ -95,7 +95,8 @@ async def import_refuses_a_personal_accounts_message_and_says_why(app, pilot) ->
 async def s_to_a_thread_the_list_does_not_show_puts_the_keys_on_that_thread(app, pilot) -> None:
     """s from an issue whose thread is not in the list shown (here the account's INBOX) reads it
     into the reading pane; the focus went to the list, so r and i acted on the list's row (a
-    personal message), not on the thread on screen. The reader has the focus now."""
+    personal message), not on the thread on screen. The reader has the focus now, and the project
+    list comes back under it with the cursor on that thread (q lands there, not in the INBOX)."""
     from mailtriage.tui.panes.reader import ThreadView
     from tests.tui.test_compose import field
 
@@ -106,6 +107,9 @@ async def s_to_a_thread_the_list_does_not_show_puts_the_keys_on_that_thread(app,
     await settle(pilot)
     assert "Reading · Open redirect in the login page" in screen_text(app)
     assert isinstance(app.focused, ThreadView)
+    thread_list = app.screen.query_one(ThreadList)
+    assert "Threads · demo · INBOX" not in screen_text(app)
+    assert thread_list.current is not None and thread_list.current.subject.startswith("Open redirect in the login page")
     await pilot.press("r")
     await settle(pilot)
     assert isinstance(app.screen, ComposeDialog)
@@ -137,7 +141,8 @@ async def test_s_and_i_on_the_personal_accounts_inbox(demo_dir):
         await open_demo_inbox(app, pilot)
         await s_on_a_personal_accounts_message_says_why_it_finds_no_issue(app, pilot)
         await back_to_the_list(pilot)
-        await s_to_a_thread_the_list_does_not_show_puts_the_keys_on_that_thread(app, pilot)
-        await back_to_the_list(pilot)
-        assert "Threads · demo · INBOX" in screen_text(app)  # s read a thread of no row: the list stays
         await import_refuses_a_personal_accounts_message_and_says_why(app, pilot)
+        await back_to_the_list(pilot)
+        await s_to_a_thread_the_list_does_not_show_puts_the_keys_on_that_thread(app, pilot)
+        await back_to_the_list(pilot)  # the project list s brought back, the cursor on the thread
+        assert "Open redirect in the login page" in str(app.screen.query_one(ThreadList).current.subject)

@@ -86,6 +86,12 @@ class Jump(Component):
             return
         # Not in the list (older than the window, another list): read it directly, the keys on
         # it (the list's row is another thread: r and i there answered that one).
+        if screen.accounts.open_folder_key is not None:
+            # An account's folder is listed: the project list comes back under the thread read,
+            # its cursor on the thread once a listing holds it, so q lands beside it (not in the folder).
+            listing = screen.listing
+            screen.threads.return_to(listing.current_list, message.thread_id)
+            listing.load_threads(listing.current_list)
         screen.query_one(ThreadView).focus()
         screen.reading.open_thread_id(message.thread_id)
 

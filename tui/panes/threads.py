@@ -15,6 +15,8 @@ marks are this pane's too (:mod:`mailtriage.tui.panes.row_marks`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -32,6 +34,9 @@ from mailtriage.tui.panes.row_marks import RowMarks
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.rows import FilteredRows, ThreadRows, index_of
 from mailtriage.tui.search_rows import SearchRows
+
+if TYPE_CHECKING:
+    from mailtriage.application import ThreadId
 
 
 SEARCH_PAGE = 50
@@ -198,6 +203,10 @@ class ThreadPane(Vertical):
             self.thread_list.set_rows(rows, keep_cursor=follows_partial)
         self._return_to_thread(list_name, rows, partial or cached)
         self._update_status()
+
+    def return_to(self, list_name: str | None, thread_id: ThreadId) -> None:
+        """The cursor on ``thread_id`` once ``list_name`` is listed again (as on a list left for another)."""
+        self._left_on[list_name] = thread_id
 
     def _return_to_thread(self, list_name: str | None, rows: ThreadRows, partial: bool) -> None:
         """Back on a list or folder left for another: the cursor on the thread it was on, once
