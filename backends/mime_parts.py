@@ -2,7 +2,8 @@
 note for each thing broken, line ends, what an attachment saves.
 
 Moved out of :mod:`backends.mime` (issue 36): what the walk (:mod:`backends.mime_walk`), the
-OpenPGP pieces and the attachment reads share.
+OpenPGP pieces and the attachment reads share. The stdlib's parser loads with the first parse,
+not with this module (as there: listing from headers needs none of it).
 """
 
 from __future__ import annotations

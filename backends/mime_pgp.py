@@ -2,7 +2,8 @@
 armor (in text/plain or HTML), the signed bytes as sent, Exchange's rewrite of an encryption.
 
 Moved out of :mod:`backends.mime` (issue 36). Nothing is decrypted or checked here: this runs
-on every parse; the pieces are :class:`backends.pgp_status.PgpMaterial`.
+on every parse; the pieces are :class:`backends.pgp_status.PgpMaterial`. pgp_status and the
+stdlib's generator load where OpenPGP is met, not with this module.
 """
 
 from __future__ import annotations

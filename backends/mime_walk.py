@@ -1,7 +1,8 @@
 """The walk over a parsed message's MIME tree: what each part shows (text, attachment,
 forwarded message, external reference, OpenPGP placeholder), in display order.
 
-Moved out of :mod:`backends.mime` (issue 36), which loads it with the first full parse.
+Moved out of :mod:`backends.mime` (issue 36), which loads it with the first full parse;
+pgp_status loads where OpenPGP is met, not with this module.
 """
 
 from __future__ import annotations
