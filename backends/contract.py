@@ -279,7 +279,7 @@ class ThreadSummary:
         participants, unread, date_marker=date_marker, continued=continued, sent=sent)`` where ``kind`` is ``msgid``
         (``msgid-synthetic`` with ``synthetic``), without the generated ``__init__`` and both
         ``__post_init__``: a listing of a dense IMAP window makes some 18,000 at once, and
-        these calls were half of the time it took to sum its threads up (backends/imap/recent.py).
+        these calls were half of the time it took to sum its threads up (backends/imap/recent_threads.py).
 
         Nothing is checked by the constructors that this skips; every field is set to what they
         set: a reference of a Message-ID shape has its value as root, so ``with_root`` leaves

@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from mailtriage.backends import gnupg_private, mime, mime_header_text
+from mailtriage.backends import gnupg_private, mime, mime_header_text, mime_pgp
 from mailtriage.backends.contract import AttachmentInfo, Message, TextPart, Thread
 from mailtriage.backends.pgp_keyring import VALIDITY, KeyringKey, parse_colons, uid_mailbox
 from mailtriage.backends.pgp_status import (CryptoStatus, DecryptedAttachment, OfferedKey, PartProtection,
@@ -526,7 +526,7 @@ def open_message(message: Message, gpg: GnuPG, *, depth: int = 0, budget: _Budge
             if material.kind == "encrypted":
                 _open_encrypted(material, opened, gpg, sender, depth)
             elif material.kind == "attached-encrypted":
-                opened.notes.append(f"part {material.first + 1}: {mime.ATTACHED_ENCRYPTED_NOTE}; it may be "
+                opened.notes.append(f"part {material.first + 1}: {mime_pgp.ATTACHED_ENCRYPTED_NOTE}; it may be "
                                     "someone else's old ciphertext, wrapped to be decrypted and quoted back")
             elif material.kind == "signed":
                 _verify_signed(material, opened, gpg, sender)

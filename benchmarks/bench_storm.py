@@ -17,7 +17,7 @@ memory that the storm's child carried: an unfair, too low baseline. Figures befo
 are against it and do not compare with later ones.)
 
 Why after the second listing (since 2026-12-03; before, after the first): the poller's
-listing keeps its threads split into components (``recent.SummaryMemo``) from its SECOND
+listing keeps its threads split into components (``recent_threads.SummaryMemo``) from its SECOND
 call on, the first with few changes (its first call threads everything and keeps the rows
 only). Any app that has run a few seconds is past that second listing, the storm's child
 too, so a fresh start measured after its first listing is measured before it holds what

@@ -57,7 +57,7 @@ class ListedThreads:
 
     def _grouped(self) -> dict[Any, list[int]]:
         if self._groups is None:
-            self._rows = rows = sorted(self.rows, key=_BY_UID)  # as recent.summaries threads them
+            self._rows = rows = sorted(self.rows, key=_BY_UID)  # as recent_threads.summaries threads them
             self._groups = root_members([r[sc.MESSAGE_ID] for r in rows], [r[sc.SYNTHETIC] for r in rows],
                                         link_records(rows))
         return self._groups

@@ -290,7 +290,7 @@ def listed_members(mb, listed: ListedThreads, rows: list, root: str,
     when the folder was reset (another UIDVALIDITY) or none of them is there any more
     (the caller searches)."""
     # lazy: the listing's modules (ImapSource has them loaded); the mailbox alone never needs them
-    from mailtriage.backends.imap import recent
+    from mailtriage.backends.imap import recent_rows
     from mailtriage.backends.imap.listed import thread_rows
     from mailtriage.backends.imap.summary_cache import UID
 
@@ -299,12 +299,13 @@ def listed_members(mb, listed: ListedThreads, rows: list, root: str,
     if state.uidvalidity != listed.uidvalidity:
         return None
     first = listed.uidnext
-    data = conn.call("UID FETCH new", lambda c: recent.fetch_rows(c, f"{first}:*", recent.RowMaker(), uid=True))
+    data = conn.call("UID FETCH new",
+                     lambda c: recent_rows.fetch_rows(c, f"{first}:*", recent_rows.RowMaker(), uid=True))
     fresh = [row for uid, row in data.items() if uid >= first]  # "n:*" names the last message when none is new
     if fresh:
-        recent.complete_synthetic(conn, fresh)
+        recent_rows.complete_synthetic(conn, fresh)
         if listed.wanted:
-            fresh = [row for row in fresh if recent.on_list(row, listed.wanted)]
+            fresh = [row for row in fresh if recent_rows.on_list(row, listed.wanted)]
         rows = thread_rows(rows, fresh, root, synthetic)
     found = fetch_full(mb, listed.folder, state.uidvalidity, [row[UID] for row in rows])
     return (found, rows) if found else None
@@ -316,7 +317,7 @@ def sent_rows(mb, sent: str, kept: SentRows | None) -> SentRows | None:
     One STATUS when nothing changed; else Sent is selected and only what is new read
     (everything when its UIDVALIDITY changed). None when Sent is empty."""
     # lazy: the listing's modules (ImapSource has them loaded); the mailbox alone never needs them
-    from mailtriage.backends.imap import recent
+    from mailtriage.backends.imap import recent_rows
     from mailtriage.backends.imap.listed import SentRows
 
     conn = mb.conn
@@ -331,10 +332,11 @@ def sent_rows(mb, sent: str, kept: SentRows | None) -> SentRows | None:
         kept = SentRows(state.uidvalidity, 1, {})
     rows = dict(kept.rows)
     first = kept.uidnext
-    data = conn.call("UID FETCH Sent", lambda c: recent.fetch_rows(c, f"{first}:*", recent.RowMaker(), uid=True))
+    data = conn.call("UID FETCH Sent",
+                     lambda c: recent_rows.fetch_rows(c, f"{first}:*", recent_rows.RowMaker(), uid=True))
     fresh = [row for uid, row in data.items() if uid >= first]
-    recent.complete_synthetic(conn, fresh)
-    rows.update((row[recent.sc.UID], row) for row in fresh)
+    recent_rows.complete_synthetic(conn, fresh)
+    rows.update((row[recent_rows.sc.UID], row) for row in fresh)
     if len(rows) != state.exists:  # some were expunged: keep those still there
         esearch = conn.has("ESEARCH")
         present = set(conn.call("UID SEARCH Sent", lambda c: protocol.search(c, [b"ALL"], esearch=esearch))[0])

@@ -35,7 +35,7 @@ from mailtriage.backends.contract import (SourceOrigin, SourceFeatures, MESSAGE_
                                           RecentChanges, Thread, ThreadId, ThreadSummary, reply_subject)
 from mailtriage.backends.errors import (BackendFailure, ConnectionLost, DraftAlreadyPending, MailError,
                                         NotSupported, ThreadNotFound, Unavailable)
-from mailtriage.backends.imap import ids, message_reads, protocol, recent, summary_cache
+from mailtriage.backends.imap import ids, message_reads, protocol, recent, recent_rows, recent_threads, summary_cache
 from mailtriage.backends.imap.account import ImapAccount, load_account
 from mailtriage.backends.imap.adapter import ImapMailbox
 from mailtriage.backends.imap.headers import aware, thread_root
@@ -103,7 +103,7 @@ class ImapSource(AccountSource):
         self._window_only = False  # a poller's source: no persisted cache (hold_window_only)
         self._trimmed: tuple[Any, float] = (None, 0.0)  # the window-only cache last trimmed, and to when
         self._walked_at = 0.0  # time.monotonic() of this source's last walk of a whole window
-        self._summaries = recent.SummaryMemo()  # the last listing's summaries: a poll sums up what changed
+        self._summaries = recent_threads.SummaryMemo()  # the last listing's summaries: a poll sums up what changed
         # (memo rows, ListedThreads, wanted) when the last listing's ListedThreads holds the memo's rows
         self._listed_memo: tuple | None = None
         self._changed_uids: tuple | None = None  # (state, UIDs) of the last catch-up (_caught_up)
@@ -246,13 +246,13 @@ class ImapSource(AccountSource):
     def list_recent_changes(self, list_name: str | None, since: datetime, token: object = None) -> RecentChanges:
         """The change feed (``MailSource.list_recent_changes``): with the token of this
         source's last answer, and no other listing since, only the threads whose summaries
-        changed (the UIDs the reconcile touched, regrouped by ``recent.SummaryMemo``), without
+        changed (the UIDs the reconcile touched, regrouped by ``recent_threads.SummaryMemo``), without
         making the whole list. Whole on the first call, after another listing, and whenever
         the memo ranked everything anew (a walk: the first listing, a UIDVALIDITY change, the
         RELIST_SECONDS safety net; many changes at once)."""
         known = token is not None and token is self._feed_token
         found = self._listing(list_name, since, None, whole=not known)
-        delta = recent.ranked_delta(self._summaries) if known else None
+        delta = recent_threads.ranked_delta(self._summaries) if known else None
         self._feed_token = token = object()
         if delta is None:
             if known and not found:  # (only the delta was made; the ranking holds the whole)
@@ -281,7 +281,7 @@ class ImapSource(AccountSource):
     def _listing(self, list_name: str | None, since: datetime, limit: int | None, *,
                  whole: bool = True) -> list[ThreadSummary]:
         """:meth:`list_recent_threads`; ``whole=False``: where the answer continues the last one
-        (``recent.summaries_of_changes``), ``[]`` rather than the whole list (a change feed)."""
+        (``recent_threads.summaries_of_changes``), ``[]`` rather than the whole list (a change feed)."""
         self._feed_token = None  # the memo changes below: a feed's token is no longer its state's
         # (set again once this listing's rows are kept: a failure below leaves none to reuse)
         listed_memo, self._listed_memo = self._listed_memo, None
@@ -306,8 +306,8 @@ class ImapSource(AccountSource):
                 if cache is not None and self._cache is cache and not limit:
                     # Issue 39: the last answer of this cache, brought up to date by what changed
                     # (no pass over the window); None when there is none to continue from.
-                    found = recent.summaries_of_changes(self._summaries, cache, touched, since, wanted, THREAD_KIND,
-                                                        whole=whole)
+                    found = recent_threads.summaries_of_changes(self._summaries, cache, touched, since, wanted,
+                                                                THREAD_KIND, whole=whole)
                 if found is not None:
                     memo = self._summaries
                     if (memo.regrouped == 0 and memo.delta == ([], []) and memo.rows is not None
@@ -348,9 +348,9 @@ class ImapSource(AccountSource):
                 self._listed_memo = ((self._summaries.rows, self._listed_threads, wanted) if found is not None
                                      and self._summaries.rows is not None else None)
                 if found is None:
-                    found = recent.summaries(rows, THREAD_KIND, self._summaries)
+                    found = recent_threads.summaries(rows, THREAD_KIND, self._summaries)
                     if answered is not None and answered is self._cache and not limit:
-                        recent.answered_whole(self._summaries, answered, wanted, since)
+                        recent_threads.answered_whole(self._summaries, answered, wanted, since)
         finally:
             # Not kept anew (answered as it was, or failed) nor written meanwhile (reconciled):
             # written as it would have been, unless a wider cache is on disk by now.
@@ -593,7 +593,7 @@ class ImapSource(AccountSource):
             return None
         self._remember(cache.uidvalidity, cache.uidnext, rows, wanted)
         self._feed_token = None  # the memo changes: a change feed's token no longer names its state
-        found = recent.summaries(rows, THREAD_KIND, self._summaries)
+        found = recent_threads.summaries(rows, THREAD_KIND, self._summaries)
         return found[:limit] if limit else found
 
     # -- search ----------------------------------------------------------------------------
@@ -726,7 +726,7 @@ class ImapSource(AccountSource):
             return None
         wanted = self.list_address
         if wanted:
-            rows = [row for row in rows if recent.on_list(row, wanted)]
+            rows = [row for row in rows if recent_rows.on_list(row, wanted)]
         self._remember(cache.uidvalidity, cache.uidnext, rows, wanted)
         return self._listed_threads
 
@@ -983,7 +983,7 @@ def _references(source: message_reads.FullMessage | None, request: DraftRequest,
     return tuple(dict.fromkeys(c for c in chain if c and not c.endswith("@mailtriage.invalid>")))
 
 
-def _rows_of(memo: recent.SummaryMemo) -> Callable[[], list | None]:
+def _rows_of(memo: recent_threads.SummaryMemo) -> Callable[[], list | None]:
     """The memo's rows as they are now, made when first asked for (``ListedThreads.given``):
     None once the memo's rows changed since (another listing changed them in place)."""
     rows, version = memo.rows, memo.version

@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Iterable, Sequence
 
 from mailtriage.backends.contract import MESSAGE_ID_KIND, ThreadId
-from mailtriage.backends.imap import message_reads, recent
+from mailtriage.backends.imap import message_reads, recent_rows
 from mailtriage.backends.imap import summary_cache as sc
 from mailtriage.backends.imap.listed import ListedThreads, SentRows
 from mailtriage.core.lean_dataclass import frozen_dataclass
@@ -51,7 +51,8 @@ def listed_heads(mb, listed: ListedThreads, sent: str | None, sent_kept: SentRow
     if state.uidvalidity != listed.uidvalidity:
         return {}, sent_kept
     first = listed.uidnext
-    data = mb.conn.call("UID FETCH new", lambda c: recent.fetch_rows(c, f"{first}:*", recent.RowMaker(), uid=True))
+    data = mb.conn.call("UID FETCH new",
+                        lambda c: recent_rows.fetch_rows(c, f"{first}:*", recent_rows.RowMaker(), uid=True))
     touched = _named(row for uid, row in data.items() if uid >= first)
     if sent and sent != listed.folder:
         sent_kept = message_reads.sent_rows(mb, sent, sent_kept)

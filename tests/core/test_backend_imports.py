@@ -21,6 +21,8 @@ ROOT = Path(__file__).resolve().parents[2]
 #: Loaded where used, never by importing a backend that lists from headers.
 NOT_AT_IMPORT = ("email", "email.policy", "email.parser", "email.generator", "email.message", "email.utils",
                  "mailbox", "html", "mailtriage.backends.outgoing", "mailtriage.backends.pgp_status",
+                 # the body's side of backends/mime.py: the walk over the MIME tree, HTML, OpenPGP pieces
+                 "mailtriage.backends.mime_walk", "mailtriage.backends.mime_html", "mailtriage.backends.mime_pgp",
                  # a password_command runs through them (core/secrets.py), which every backend imports
                  "subprocess", "shlex")
 
@@ -57,7 +59,8 @@ from mailtriage.backends import mime
 message = mime.parse_message(b"From: a@example.org\\nMessage-ID: <1@example.org>\\nSubject: s\\n\\nhello\\n")
 assert message.body_text.strip() == "hello"
 """
-    assert _loaded_after(code, ("email.policy", "email.parser")) == ["email.policy", "email.parser"]
+    watched = ("email.policy", "email.parser", "mailtriage.backends.mime_walk")
+    assert _loaded_after(code, watched) == list(watched)
 
 
 def test_the_queue_loads_no_imap_client():

@@ -1,12 +1,12 @@
 """No module of ours outside tui/ grows past 500 lines (issue 36 §7: "backends/mbox.py (1,696
 lines) and backends/mime.py (1,650) keep growing").
 
-tests/tui/test_shape.py holds every tui/ module to 500 lines; the rest of the tree had no
-bound, and the two modules the issue named kept growing until they were split along their
-sections (mbox.py 754 lines and mime.py 1,034 since). The modules over 500 lines now are held to
-their size (``OVER``): one may shrink (lower its number then, or drop it once under 500; not
-enforced, so that parallel branches merge), never grow; a new module over 500 lines fails. Split
-along a seam instead.
+tests/tui/test_shape.py holds every tui/ module to 500 lines; the rest of the tree had no bound,
+and the two modules the issue named kept growing until they were split along their sections
+(mbox.py 754 lines since; mime.py 1,034 and imap/recent.py 1,271 until they were split too, issue
+36 §6). The modules over 500 lines now are held to their size (``OVER``): one may shrink (lower
+its number then, or drop it once under 500; not enforced, so that parallel branches merge), never
+grow; a new module over 500 lines fails. Split along a seam instead.
 """
 
 from __future__ import annotations
@@ -28,14 +28,12 @@ OVER = {
     "backends/gmail/adapter.py": 613,
     "backends/hyperkitty.py": 649,
     "backends/imap/mutations.py": 560,
-    "backends/imap/recent.py": 1271,
     "backends/imap/source.py": 1024,
     "backends/mailbox_contract.py": 510,
     "backends/mbox.py": 754,
     "backends/mbox_index_store.py": 682,
     "backends/mbox_scan.py": 580,
     "backends/microsoft/adapter.py": 664,
-    "backends/mime.py": 1034,
     "backends/pgp.py": 829,
     "backends/ponymail.py": 808,
     "cli/main.py": 658,

@@ -209,7 +209,7 @@ def test_a_pollers_source_walks_its_window_whole_now_and_then(make_source, seed,
 
 # -- the answer from what changed, without a server ----------------------------------------------
 
-from mailtriage.backends.imap import recent  # noqa: E402
+from mailtriage.backends.imap import recent, recent_threads  # noqa: E402
 from mailtriage.backends.imap import summary_cache as sc  # noqa: E402
 from tests.imap.test_summaries import described, ref_summaries, row_strategy  # noqa: E402
 
@@ -236,15 +236,15 @@ def test_an_answer_from_what_changed_equals_a_whole_answer(start, storm, wanted,
     for r in start:
         add(r)
     since = datetime.fromtimestamp(0.5e9, timezone.utc)
-    memo = recent.SummaryMemo()
+    memo = recent_threads.SummaryMemo()
 
     def whole() -> list[str]:
         rows = recent.answer_from_cache(cache, since, wanted, None)
         return described(ref_summaries(rows, kind))
 
     rows = recent.answer_from_cache(cache, since, wanted, None)
-    recent.summaries(rows, kind, memo)
-    recent.answered_whole(memo, cache, wanted, since)
+    recent_threads.summaries(rows, kind, memo)
+    recent_threads.answered_whole(memo, cache, wanted, since)
     for what, r, pick in storm:
         touched = []
         if what == "arrive" or not cache.rows:
@@ -259,6 +259,6 @@ def test_an_answer_from_what_changed_equals_a_whole_answer(start, storm, wanted,
             else:
                 old = cache.rows[uid]
                 cache.rows[uid] = (*old[:sc.SEEN], not old[sc.SEEN], *old[sc.SEEN + 1:])
-        got = recent.summaries_of_changes(memo, cache, touched, since, wanted, kind)
+        got = recent_threads.summaries_of_changes(memo, cache, touched, since, wanted, kind)
         assert got is not None
         assert described(got) == whole()

@@ -1,4 +1,4 @@
-"""Issue 39: the incremental poll (``recent.summaries_of_changes`` over ``recent.reconcile``)
+"""Issue 39: the incremental poll (``recent_threads.summaries_of_changes`` over ``recent.reconcile``)
 under the cases tests/imap/test_incremental_poll.py does not try, against a real Dovecot: an
 expunge and an arrival in one interval (EXISTS unchanged), several of each (a reply into a
 thread, a thread's root removed), a connection lost between polls, and a flag change on a

@@ -1,4 +1,4 @@
-"""The listing's fast reading of FETCH responses (backends/imap/recent.py, wire.stream_fetch)
+"""The listing's fast reading of FETCH responses (backends/imap/recent_rows.py, wire.stream_fetch)
 against a real Dovecot: it gives exactly the rows the general path (imapclient's parser and the
 MIME helpers) gives, for hostile headers too; the trace shows a bulk read's first responses and
 then their count; a failure while a FETCH streams leaves the connection usable; the cache of the
@@ -15,7 +15,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from mailtriage.backends import mime_dates, mime_header_text, mime_headers, mime_ids
-from mailtriage.backends.imap import protocol, recent, summary_cache, wire
+from mailtriage.backends.imap import protocol, recent, recent_rows, recent_threads, summary_cache, wire
 from mailtriage.backends.imap.headers import mime_synthetic_id
 from mailtriage.backends.imap.source import ImapSource
 from mailtriage.core import cache_file
@@ -93,11 +93,11 @@ def test_the_fast_reading_gives_the_rows_the_general_parsers_give(source, seed, 
     # block, imapclient's date parser for every INTERNALDATE.
     for name in ("_FETCH_COMMON", "_FETCH_HEAD", "_FIELD_NAME", "_INTERNALDATE", "_USUAL_INTERNALDATE",
                  "_USUAL_DATE", "_BRACKETED_ID"):
-        monkeypatch.setattr(recent, name, NEVER)
+        monkeypatch.setattr(recent_rows, name, NEVER)
     general = walked_rows(source)
     assert len(fast) == 39
     assert fast == general
-    assert recent.summaries(fast, "imap") == recent.summaries(general, "imap")
+    assert recent_threads.summaries(fast, "imap") == recent_threads.summaries(general, "imap")
 
 
 def general_row(uid: int, seen: bool, arrived: float | None, block: bytes) -> tuple:
@@ -142,7 +142,7 @@ def _block(lines: list[tuple[str, str]], end: str) -> bytes:
 @example([([("Message-ID", " <a@x>")], "\r\n"), ([("References", "\t<a@x> <b@x>"), ("In-Reply-To", "<a@x>"),
                                                    ("Cc", " \t Security@Example.org ")], "\r\n")])
 def test_a_row_is_what_the_mime_helpers_make_of_its_header_block(blocks):
-    maker = recent.RowMaker()  # one maker for every block: what it remembers must not change a row
+    maker = recent_rows.RowMaker()  # one maker for every block: what it remembers must not change a row
     for n, (lines, end) in enumerate(blocks):
         block = _block(lines, end)
         assert maker.row(n, n % 2 == 0, 1.5 * n, block) == general_row(n, n % 2 == 0, 1.5 * n, block)
@@ -167,7 +167,7 @@ _DATES = st.builds(
 @example(b"29 Feb 2023 23:59:59 +0100")
 def test_sent_dates_are_what_parse_date_gives(value):
     expected = mime_dates.parse_date(value)
-    assert recent.RowMaker().sent(value) == (expected.isoformat() if expected else None)
+    assert recent_rows.RowMaker().sent(value) == (expected.isoformat() if expected else None)
 
 
 _ARRIVALS = st.builds(
@@ -184,7 +184,7 @@ _ARRIVALS = st.builds(
 @given(_ARRIVALS)
 @example(b"01-Dec-2026 10:00:00 +0000")
 def test_arrival_times_are_what_imapclient_gives(value):
-    assert recent.RowMaker().arrival(value) == recent._slow_arrival(value)
+    assert recent_rows.RowMaker().arrival(value) == recent_rows._slow_arrival(value)
 
 
 def test_a_bulk_listing_traces_its_first_fetch_responses_then_their_count(account, cache, seed):
@@ -218,13 +218,15 @@ def test_a_failure_while_a_fetch_streams_leaves_the_connection_usable(source, se
         raise ValueError("a parser bug")
 
     with pytest.raises(ValueError, match="a parser bug"):
-        conn.call("FETCH", lambda c: protocol.fetch_stream(c, "1:*", recent.RECENT_ITEMS, consume, uid=False, batch=4))
+        conn.call("FETCH", lambda c: protocol.fetch_stream(c, "1:*", recent_rows.RECENT_ITEMS, consume, uid=False,
+                                                           batch=4))
     assert batches == [4]  # handed over once, then the rest was read and dropped
     # The session is in step: the next commands get their own answers.
     assert conn.call("NOOP", lambda c: c.noop())
     got: list = []
-    conn.call("FETCH", lambda c: protocol.fetch_stream(c, "1:*", recent.RECENT_ITEMS, got.extend, uid=False, batch=4))
-    rows = recent.parse_rows(got, recent.RowMaker(), uid=False)
+    conn.call("FETCH", lambda c: protocol.fetch_stream(c, "1:*", recent_rows.RECENT_ITEMS, got.extend, uid=False,
+                                                       batch=4))
+    rows = recent_rows.parse_rows(got, recent_rows.RowMaker(), uid=False)
     assert sorted(r[summary_cache.MESSAGE_ID] for r in rows.values()) == [f"<s{n}@x>" for n in range(6)]
 
 
@@ -261,14 +263,14 @@ def test_streamed_fetch_responses_are_what_imaplib_reads(source, seed):
     conn = source.mailbox.conn
     conn.reselect("INBOX")
     two = ["UID", "BODY.PEEK[HEADER.FIELDS (SUBJECT)]", "FLAGS", "BODY.PEEK[HEADER.FIELDS (X-NOTE)]"]
-    for items, literals in ((recent.RECENT_ITEMS, 3), (two, 6), (["UID", "FLAGS"], 0)):
+    for items, literals in ((recent_rows.RECENT_ITEMS, 3), (two, 6), (["UID", "FLAGS"], 0)):
         streamed: list = []
         conn.call("FETCH", lambda c: protocol.fetch_stream(c, "1:*", items, streamed.extend, uid=False, batch=2))
         typ, expected = conn.call("FETCH", lambda c: c._imap.fetch("1:*", "(" + " ".join(items) + ")"))
         assert typ == "OK"
         assert streamed == expected
         assert len([e for e in streamed if type(e) is tuple]) == literals
-    assert any(b"{12}" in e[1] for e in streamed_with(conn, recent.RECENT_ITEMS) if type(e) is tuple)
+    assert any(b"{12}" in e[1] for e in streamed_with(conn, recent_rows.RECENT_ITEMS) if type(e) is tuple)
 
 
 @settings(max_examples=400, deadline=None)
@@ -296,8 +298,8 @@ def test_rows_of_separate_reads_share_their_texts():
     reply = (b"Message-ID: <reply-1@example.org>\r\nReferences: <root-1@example.org>\r\n"
              b"In-Reply-To: <root-1@example.org>\r\nSubject: Report\r\nFrom: Ann <ann@example.org>\r\n\r\n")
     sc = summary_cache
-    first = recent.RowMaker().row(1, True, 1.0, root)  # the walk of the window
-    later = recent.RowMaker().row(2, True, 2.0, reply)  # a poll's read, later
+    first = recent_rows.RowMaker().row(1, True, 1.0, root)  # the walk of the window
+    later = recent_rows.RowMaker().row(2, True, 2.0, reply)  # a poll's read, later
     assert later[sc.REFERENCES][0] is first[sc.MESSAGE_ID]
     assert later[sc.IN_REPLY_TO] is first[sc.MESSAGE_ID]
     assert later[sc.SENDER_EMAIL] is first[sc.SENDER_EMAIL] and later[sc.SENDER_NAME] is first[sc.SENDER_NAME]

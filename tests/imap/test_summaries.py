@@ -1,4 +1,4 @@
-"""Thread summaries of the IMAP listing (backends/imap/recent.py ``summaries``) and the shared
+"""Thread summaries of the IMAP listing (backends/imap/recent_threads.py ``summaries``) and the shared
 threading (backends/thread_reconstruction.py) give exactly what they gave before they were made
 faster: the reference below is a copy of both as they were (commit 8bb97bb), compared on
 generated rows shaped like summary_cache rows, every field of every summary and their order.
@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from mailtriage.backends import thread_reconstruction as tr
 from mailtriage.backends.contract import Address, ThreadId, ThreadSummary
-from mailtriage.backends.imap import recent
+from mailtriage.backends.imap import recent_threads
 from mailtriage.backends.imap import summary_cache as sc
 from mailtriage.backends.thread_reconstruction import ThreadGroup, synthetic_kind
 
@@ -274,7 +274,7 @@ REFERENCE_EXAMPLES = 150
 def test_summaries_are_those_of_the_reference(rows, kind):
     before = list(rows)
     expected = ref_summaries(rows, kind)
-    got = recent.summaries(rows, kind)
+    got = recent_threads.summaries(rows, kind)
     assert got == expected
     assert described(got) == described(expected)
     assert rows == before  # the caller's rows are left as they were
@@ -283,15 +283,15 @@ def test_summaries_are_those_of_the_reference(rows, kind):
 def test_the_examples_cover_what_they_name():
     """The examples above hold what they are named after (a reference that drifted from them
     would make them prove nothing)."""
-    by_root = {s.root_message_id: s for s in recent.summaries(MISSING_ROOT, "imap")}
+    by_root = {s.root_message_id: s for s in recent_threads.summaries(MISSING_ROOT, "imap")}
     assert by_root["<gone@x>"].continued and by_root["<gone@x>"].message_count == 2
     # The walk up from <a@x> closes the loop at <b@x>: its link is cut, it is the root.
-    assert [(s.root_message_id, s.message_count) for s in recent.summaries(LOOP, "imap")] == [("<b@x>", 3)]
+    assert [(s.root_message_id, s.message_count) for s in recent_threads.summaries(LOOP, "imap")] == [("<b@x>", 3)]
     # Equal times: the root ID breaks the tie, the greater first.
-    assert [s.root_message_id for s in recent.summaries(TIES, "imap")] == ["<t2@x>", "<t1@x>"]
-    (pair,) = recent.summaries(PAIR_TIE, "imap")
+    assert [s.root_message_id for s in recent_threads.summaries(TIES, "imap")] == ["<t2@x>", "<t1@x>"]
+    (pair,) = recent_threads.summaries(PAIR_TIE, "imap")
     assert pair.sent == datetime(2026, 12, 1, 10, tzinfo=timezone.utc) and pair.message_count == 2
-    kinds = sorted((s.thread_id.kind, s.root_message_id) for s in recent.summaries(SYNTHETIC, "imap"))
+    kinds = sorted((s.thread_id.kind, s.root_message_id) for s in recent_threads.summaries(SYNTHETIC, "imap"))
     assert kinds == [("msgid", "<m1@example.org>"), ("msgid-synthetic", "<m1@example.org>"),
                      ("msgid-synthetic", "<u@mailtriage.invalid>")]
 
@@ -327,11 +327,12 @@ def test_summaries_from_a_memo_are_those_made_afresh(before, after, kept, kind):
     # Issue 39: a poll sums up only the threads whose rows changed since the last listing (the
     # memo of the last call); the others are taken as they were. Same result either way, when
     # rows come, go (the first ``kept`` of ``before`` stay) or join threads.
-    memo = recent.SummaryMemo()
-    assert described(recent.summaries(before, kind, memo)) == described(recent.summaries(before, kind))
+    memo = recent_threads.SummaryMemo()
+    assert described(recent_threads.summaries(before, kind, memo)) == described(recent_threads.summaries(before, kind))
     now = before[:kept] + after
-    assert described(recent.summaries(now, kind, memo)) == described(ref_summaries(now, kind))
-    assert described(recent.summaries(now, kind, memo)) == described(ref_summaries(now, kind))  # all from the memo
+    assert described(recent_threads.summaries(now, kind, memo)) == described(ref_summaries(now, kind))
+    # all from the memo:
+    assert described(recent_threads.summaries(now, kind, memo)) == described(ref_summaries(now, kind))
 
 
 # A step of a storm on the listed rows: a message arrives (the next UID), leaves (expunged,
@@ -353,9 +354,9 @@ def test_a_memo_regroups_what_a_storm_changed_as_a_full_regroup_would(start, sto
     listed = {}
     for uid, r in enumerate(start, 1):  # a cache's rows: one per UID
         listed[uid] = (*r[:sc.UID], uid, *r[sc.UID + 1:])
-    memo = recent.SummaryMemo()
+    memo = recent_threads.SummaryMemo()
     next_uid = len(listed) + 1
-    assert described(recent.summaries(list(listed.values()), kind, memo)) == \
+    assert described(recent_threads.summaries(list(listed.values()), kind, memo)) == \
         described(ref_summaries(list(listed.values()), kind))
     for n, (what, r, pick) in enumerate(storm, 1):
         if what == "arrive" or not listed:
@@ -370,19 +371,19 @@ def test_a_memo_regroups_what_a_storm_changed_as_a_full_regroup_would(start, sto
                 listed[uid] = (*old[:sc.SEEN], not old[sc.SEEN], *old[sc.SEEN + 1:])
         if n % burst == 0:
             rows = list(listed.values())
-            assert described(recent.summaries(rows, kind, memo)) == described(ref_summaries(rows, kind))
+            assert described(recent_threads.summaries(rows, kind, memo)) == described(ref_summaries(rows, kind))
 
 
 def test_a_poll_regroups_only_the_thread_it_touched():
     """One reply in a listing of 300 threads: its thread's rows are threaded again, not all."""
     rows = [row(f"<r{i}@x>", uid=2 * i + 1, arrived=1764000000.0 + i) for i in range(300)]
     rows += [row(f"<a{i}@x>", [f"<r{i}@x>"], uid=2 * i + 2, arrived=1764000000.5 + i) for i in range(300)]
-    memo = recent.SummaryMemo()
-    recent.summaries(rows, "imap", memo)
+    memo = recent_threads.SummaryMemo()
+    recent_threads.summaries(rows, "imap", memo)
     rows.append(row("<late@x>", ["<r7@x>", "<a7@x>"], uid=601, arrived=1764001000.0))
-    first_poll = recent.summaries(rows, "imap", memo)  # the memo learns the components now
+    first_poll = recent_threads.summaries(rows, "imap", memo)  # the memo learns the components now
     rows.append(row("<later@x>", ["<r9@x>"], uid=602, arrived=1764001001.0))
-    got = recent.summaries(rows, "imap", memo)
+    got = recent_threads.summaries(rows, "imap", memo)
     assert memo.regrouped == 3  # <r9@x>, its reply and the new one
     assert described(got) == described(ref_summaries(rows, "imap"))
     assert [(s.root_message_id, s.message_count) for s in got[:2]] == [("<r9@x>", 3), ("<r7@x>", 3)]

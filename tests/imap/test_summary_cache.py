@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from mailtriage.core import cache_file
-from mailtriage.backends.imap import recent, summary_cache
+from mailtriage.backends.imap import recent, recent_rows, summary_cache
 from mailtriage.backends.imap.account import load_account, password_key
 from mailtriage.backends.imap.source import ImapSource
 from mailtriage.core.secrets import set_secret
@@ -793,7 +793,7 @@ def test_trimming_to_a_window_keeps_every_row_it_answers_even_out_of_uid_order()
     start = NOW - timedelta(days=3)
     t = start.timestamp()
     # UID 3 arrived late (a message moved in): the rows from it on stay, whatever their arrival.
-    cache = summary_cache.FolderCache(1, 1, 7, 6, 1, recent.NO_TIME, {
+    cache = summary_cache.FolderCache(1, 1, 7, 6, 1, recent_rows.NO_TIME, {
         1: row(1, t - 900), 2: row(2, t - 800), 3: row(3, t + 5), 4: row(4, t - 700), 5: row(5, None), 6: row(6, t + 9)})
     before = recent.answer_from_cache(cache, start, None, None)
     recent.trim_to_window(cache, start)

@@ -8,7 +8,7 @@ the extracted armor: tests/pgp/test_verdicts.py (the HTML cases of tests/pgp/cor
 
 from __future__ import annotations
 
-from mailtriage.backends import mime, pgp
+from mailtriage.backends import mime, mime_pgp, pgp
 
 from .conftest import headers
 from .corpus import HTML_TEXT, _html_gmail, html_inline
@@ -76,7 +76,7 @@ def test_a_link_target_the_extracted_text_does_not_show_is_named_in_a_note(homes
     message = pgp.open_message(mime.parse_message(_html_mail(markup)), homes.session())
     assert [s.state for s in message.crypto.signatures] == ["valid"], message.crypto.lines()
     notes = " ".join(filter(None, (p.note for p in mime.parse_message(_html_mail(markup)).text_parts)))
-    assert "https://evil.example/x" in notes and mime.HTML_ARMOR_NOTE in notes
+    assert "https://evil.example/x" in notes and mime_pgp.HTML_ARMOR_NOTE in notes
 
 
 def test_two_clearsigned_blocks_in_one_html_part_are_each_checked(homes):
