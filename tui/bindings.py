@@ -306,6 +306,16 @@ FIRST_RUN = [
 ]
 
 
+def after_typed(app, callback) -> None:
+    """Run ``callback`` once the focused widget has handled every key that came before.
+
+    A priority binding (Ctrl+s in a dialog with a field) runs as the App reads its key, while
+    the characters typed just before it still wait in the field's own queue: a burst (tmux
+    send-keys, a fast typist) read an empty field (issue 35). Queued behind them, it reads
+    what was typed."""
+    (app.focused or app.screen).call_later(callback)
+
+
 class KeymapHost:
     """The app as the palette and the help screen see it: the user's validated key map and
     mailtriage's own theme names (set when the app starts)."""
