@@ -420,6 +420,11 @@ def keys_of(app: object, binding_id: str) -> list[str]:
     return effective_keys(_by_id()[binding_id], keymap)
 
 
+def key_label(app: object, binding_id: str) -> str:
+    """The first key of the binding ``binding_id`` in ``app``, as the help shows it ("/", "Ctrl+s")."""
+    return _display(keys_of(app, binding_id)[0])
+
+
 @cache
 def _by_id() -> dict[str, Binding]:
     return {b.id: b for b in all_bindings() if b.id}

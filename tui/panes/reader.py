@@ -252,7 +252,8 @@ class ThreadView(OffersWhereActing, OwnFocusPaint, SizedInPlace, VerticalScroll,
         if not (self.search_active and self.has_class("-has-thread")):
             if step < 0:  # N has no other binding here: say why instead of nothing
                 if self._thread_open():
-                    self.notify("No search to step through: / in the thread list searches.", timeout=4)
+                    search = bindings.key_label(self.app, "threads.search")
+                    self.notify(f"no search yet: {search} in the thread list searches", timeout=4)
                 return
             raise SkipAction()
         self.post_message(self.MatchStepRequested(step))

@@ -437,9 +437,24 @@ class ThreadList(OwnFocusPaint, RowPages, ServerOrderKeys, TagKeys, ScrollView, 
             return len(self.rows) > 0  # not offered without a row (issue 35): a dimmed key is still on show
         return True
 
+    def no_match_to_step(self) -> None:
+        """n / N with no search shown (mutt's "No search pattern"), or one that matched nothing."""
+        search = bindings.key_label(self.app, "threads.search")
+        if self.filtered:
+            self.notify(f"the search matched nothing: {search} searches again, Esc clears it", timeout=4)
+        else:
+            self.notify(f"no search yet: {search} searches", timeout=4)
+
     def on_key(self, event: events.Key) -> None:
         """i on a personal account's message: not offered (check_action), yet pressed it says why
-        import works on a project source's threads only (its keys as the user's key map has them)."""
+        import works on a project source's threads only (its keys as the user's key map has them).
+        n / N with no match to step to are not offered either: pressed, they say why."""
+        if not self.check_action("next_match", ()) and (
+                event.key in bindings.keys_of(self.app, "threads.next_match")
+                or event.key in bindings.keys_of(self.app, "threads.previous_match")):
+            event.stop()
+            self.no_match_to_step()
+            return
         if isinstance(self.current, MailboxRow) and event.key in bindings.keys_of(self.app, "threads.import"):
             event.stop()  # TagKeys.on_key still runs: a waiting tag prefix is spent
             self.action_import_thread()
