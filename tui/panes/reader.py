@@ -228,6 +228,9 @@ class ThreadView(OffersWhereActing, OwnFocusPaint, SizedInPlace, VerticalScroll,
     def action_page_up(self) -> None:
         self.scroll_page_up(animate=False)
 
+    def action_half_page(self, step: int) -> None:
+        self.scroll_relative(y=step * max(1, self.scrollable_content_region.height // 2), animate=False)
+
     def action_scroll_down(self) -> None:
         self.scroll_relative(y=1, animate=False)
 

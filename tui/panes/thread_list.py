@@ -24,7 +24,7 @@ from textual.strip import Strip
 from mailtriage.core.lean_dataclass import lean_dataclass  # @dataclass(eq=False), none of its exec'd code
 from mailtriage.application import ThreadSummary, shown_date
 from mailtriage.core.inert import sender_label
-from mailtriage.tui import bindings
+from mailtriage.tui import bindings, keymaps
 from mailtriage.tui.arrange import Arrangement, ArrangedRows
 from mailtriage.tui.focus_paint import OwnFocusPaint
 from mailtriage.tui.mailbox_rows import MailboxRow
@@ -383,6 +383,9 @@ class ThreadList(OwnFocusPaint, RowPages, ServerOrderKeys, TagKeys, ScrollView, 
     def action_page_up(self) -> None:
         self._move(-max(1, self.scrollable_content_region.height - 1))
 
+    def action_half_page(self, step: int) -> None:
+        self._move(step * max(1, self.scrollable_content_region.height // 2))
+
     def action_open(self) -> None:
         row = self.current
         if row is not None:
@@ -454,6 +457,11 @@ class ThreadList(OwnFocusPaint, RowPages, ServerOrderKeys, TagKeys, ScrollView, 
                 or event.key in bindings.keys_of(self.app, "threads.previous_match")):
             event.stop()
             self.no_match_to_step()
+            return
+        hint = keymaps.habit_hint(self.app, "threads", event.key)  # the preset's key with no action here
+        if hint is not None:
+            event.stop()
+            self.notify(hint, timeout=5, markup=False)
             return
         if isinstance(self.current, MailboxRow) and event.key in bindings.keys_of(self.app, "threads.import"):
             event.stop()  # TagKeys.on_key still runs: a waiting tag prefix is spent
