@@ -129,7 +129,10 @@ def habit_hint(app, pane: str, key: str) -> str | None:
     except (AttributeError, ConfigError):  # not mailtriage's app, or reported at start-up
         return None
     hint = HABITS.get(name or "", {}).get(pane, {}).get(key)
-    if hint is None or any(key in bindings.keys_of(app, b.id) for group in PANE_BINDINGS[pane] for b in group):
+    if hint is None:
+        return None
+    keymap = bindings.keymap_of(app)
+    if any(key in bindings.effective_keys(b, keymap) for group in PANE_BINDINGS[pane] for b in group):
         return None
     return re.sub(r"\{([a-z_.]+)\}", lambda m: bindings.key_label(app, m[1]), hint)
 

@@ -150,3 +150,15 @@ def help_rows(app) -> list[str]:
         for i in range(table.row_count):
             out.append("  ".join(str(column._cells[i]) for column in table.columns))
     return out
+
+
+def test_a_habit_key_the_user_bound_is_not_said(tmp_path):
+    """The user's own [keys] may take a habit key: the binding gets it, not the toast."""
+    plain = make_app(tmp_path, settings=UserSettings(tmp_path / "c.toml", {"keys": {"preset": "mutt"}}))
+    assert keymaps.habit_hint(plain, "threads", "l") == "l (limit): / searches here; Esc shows every thread again"
+    assert keymaps.habit_hint(plain, "reader", "l") is None  # a habit of the list only
+    own = make_app(tmp_path, settings=UserSettings(tmp_path / "c.toml", {"keys": {"preset": "mutt",
+                                                                                  "threads.tag": "l"}}))
+    assert keymaps.habit_hint(own, "threads", "l") is None
+    ours = make_app(tmp_path, settings=UserSettings(tmp_path / "c.toml", {}))
+    assert keymaps.habit_hint(ours, "threads", "l") is None  # no preset: no habits
