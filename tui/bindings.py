@@ -439,7 +439,7 @@ def _by_id() -> dict[str, Binding]:
 def _display(key: str) -> str:
     names = {"question_mark": "?", "exclamation_mark": "!", "slash": "/", "minus": "-", "space": "space",
              "right_square_bracket": "]", "left_square_bracket": "[", "semicolon": ";", "vertical_line": "|",
-             "equals_sign": "=", "asterisk": "*", "circumflex_accent": "^", "colon": ":",
+             "equals_sign": "=", "asterisk": "*", "circumflex_accent": "^", "colon": ":", "plus": "+",
              "enter": "Enter", "escape": "Esc", "tab": "Tab", "shift+tab": "Shift+Tab", "pagedown": "PgDn",
              "pageup": "PgUp", "home": "Home", "end": "End", "down": "↓", "up": "↑"}
     if key in names:

@@ -14,7 +14,6 @@ import time
 from typing import TYPE_CHECKING, Callable, Protocol, TypeVar
 
 from textual import work
-from textual.message import Message
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.worker import Worker, WorkerState
@@ -24,7 +23,7 @@ from mailtriage.core.secrets import scrub
 from mailtriage.tui.alerts import AlertLoop, MarkedRows
 from mailtriage.tui.errors import ErrorRecord
 from mailtriage.tui.head_start import END_WAIT
-from mailtriage.tui.messages import AlertsFailed, AlertsFound, AlertsResumed
+from mailtriage.tui.messages import AlertsChecked, AlertsFailed, AlertsFound, AlertsResumed
 from mailtriage.tui.panes import area
 from mailtriage.tui.rows import ListRows, ThreadRows, list_rows, merge_news, merged_rows, plain_rows
 from mailtriage.tui.sanitize import inert
@@ -189,17 +188,9 @@ class Alerts(Widget):
             # An error the outage's first toast already shows is not said twice.
             outage = loop.poller.outage if loop.poller is not None else None
             said = error is not None and (outage is None or outage.failures == 1)
-            self.post_message(self.Checked(loop, found, None if said else error, said))
+            self.post_message(AlertsChecked(loop, found, None if said else error, said))
 
         loop.run(on_news, on_error, on_recovered, on_checked)
-
-    class Checked(Message):
-        """The poll Ctrl+n asked for is over: ``found`` news (announced by AlertsFound, posted
-        before), or ``error`` (None: none, or ``said`` by the outage's toast)."""
-
-        def __init__(self, loop: AlertLoop, found: bool, error: Exception | None, said: bool) -> None:
-            super().__init__()
-            self.loop, self.found, self.error, self.said = loop, found, error, said
 
     def poll_now(self) -> None:
         if self.alert_loop is None:
@@ -208,7 +199,7 @@ class Alerts(Widget):
             return
         self.alert_loop.poll_now()
 
-    def on_alerts_checked(self, message: Checked) -> None:
+    def on_alerts_checked(self, message: AlertsChecked) -> None:
         """Ctrl+n's poll: what it found is announced now, not after the notice gap; nothing new,
         or why it could not check, is said (issue 35: the key showed nothing)."""
         loop = self.alert_loop
