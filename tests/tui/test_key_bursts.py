@@ -20,6 +20,9 @@ from mailtriage.application.flows.compose import ComposeForm
 from mailtriage.tui.dialogs.compose import ComposeDialog
 from mailtriage.tui.dialogs.folder_jump import FolderJump
 from mailtriage.tui.dialogs.pipe import PipeDialog
+from mailtriage.tui.dialogs.proposal import ProposalDialog
+from tests.tui.helpers import make_app, settle, until
+from tests.tui.test_snapshots import drafting_project, workdir  # noqa: F401 (fixture)
 
 
 class Host(App):
@@ -86,24 +89,15 @@ async def test_compose_ctrl_s_right_after_typing_keeps_what_was_typed():
         assert [form.subject for form in app.results] == ["CVE-2026-1"]
 
 
-async def test_proposal_ctrl_s_right_after_editing_its_body_writes_what_was_typed(tmp_path, monkeypatch):
+async def test_proposal_ctrl_s_right_after_editing_its_body_writes_what_was_typed(workdir):  # noqa: F811
     """The proposal's body is editable (a draft): what was typed into it just before Ctrl+s is
     in the draft written, not the body as it was before the burst."""
-    from mailtriage.tui.dialogs.proposal import ProposalDialog
-    from tests.tui.helpers import make_app, settle, until
-    from tests.tui.test_snapshots import drafting_project
-
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("MAILTRIAGE_CONFIG_DIR", "config")
-    (tmp_path / "config").mkdir()
-    (tmp_path / "config" / "config.toml").write_text('name = "Test Triager"\n', encoding="utf-8")
-    app = make_app(drafting_project(tmp_path))
+    app = make_app(drafting_project(workdir))
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        await pilot.press("r")
-        await settle(pilot)
-        await pilot.press("ctrl+s")
-        await settle(pilot)
+        for key in ("", "r", "ctrl+s"):  # settled, then the reply's compose dialog, then its proposal
+            if key:
+                await pilot.press(key)
+            await settle(pilot)
         dialog = app.screen
         assert isinstance(dialog, ProposalDialog) and dialog._editors
         area = next(iter(dialog._editors.values()))
@@ -111,7 +105,7 @@ async def test_proposal_ctrl_s_right_after_editing_its_body_writes_what_was_type
         area.move_cursor(area.document.end)
         await settle(pilot)
         burst(app, "PS: patched in 3.4.1", "ctrl+s")
-        mail = tmp_path / "p" / "Mail"
+        mail = workdir / "p" / "Mail"
         await until(pilot, lambda: any(path.is_file() for path in mail.rglob("*")), "the draft")
         drafts = [path.read_text() for path in mail.rglob("*") if path.is_file()]
         assert len(drafts) == 1 and "PS: patched in 3.4.1" in drafts[0]
