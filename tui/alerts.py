@@ -47,11 +47,14 @@ class AlertLoop:
         # The loop this one replaces (the session reopened): its last write comes before our first poll.
         self._after = after
         self._wake = threading.Event()
+        self._asked = threading.Event()  # poll_now: the next poll's end is reported (on_checked)
         self._running = False  # run began (stop before it: nothing to write, finished at once)
         self._state = threading.Lock()
         self.quiet_trim = QuietTrim()
 
     def poll_now(self) -> None:
+        """Poll at once; ``run``'s ``on_checked`` then says what that poll found."""
+        self._asked.set()
         self._wake.set()
 
     def stop(self) -> None:
@@ -62,7 +65,8 @@ class AlertLoop:
                 self.finished.set()
 
     def run(self, on_news: Callable[[PollOutcome], None], on_error: Callable[[Exception], None],
-            on_recovered: Callable[[Outage], None] | None = None) -> None:
+            on_recovered: Callable[[Outage], None] | None = None,
+            on_checked: Callable[[bool, Exception | None], None] | None = None) -> None:
         """Poll until stopped. Blocks: call from a worker thread. Closes the poller's sources.
         Its operations are the poller's in the backend console's log. Through an outage it
         keeps polling (a server that comes back is used again, see ``run_poll_loop``).
@@ -71,19 +75,23 @@ class AlertLoop:
         memory when it announces it and writes it off the UI thread) is written, once: after
         the last poll returned, so no poll in flight races it. A loop built ``after`` another
         (the session reopened) polls only once that one has ended and written: else its first
-        poll, reading the cursor before that write, would announce the same threads again."""
+        poll, reading the cursor before that write, would announce the same threads again.
+
+        A poll asked for by ``poll_now`` ends in ``on_checked(found news, its error or None)``
+        (after ``on_news``): Ctrl+n says "nothing new" rather than nothing (issue 35)."""
         with self._state:
             if self.stopped.is_set():
                 return
             self._running = True
         try:
-            self._run(on_news, on_error, on_recovered)
+            self._run(on_news, on_error, on_recovered, on_checked)
         finally:
             self._after = None
             self.finished.set()
 
     def _run(self, on_news: Callable[[PollOutcome], None], on_error: Callable[[Exception], None],
-             on_recovered: Callable[[Outage], None] | None) -> None:
+             on_recovered: Callable[[Outage], None] | None,
+             on_checked: Callable[[bool, Exception | None], None] | None) -> None:
         after = self._after
         while after is not None and not after.finished.wait(0.2):
             if self.stopped.is_set():
@@ -97,19 +105,29 @@ class AlertLoop:
             if self.poller is None:
                 return
         news: list[PollOutcome] = []
+        errors: list[Exception] = []
 
         def noted(outcome: PollOutcome) -> None:
             news.append(outcome)
             on_news(outcome)
 
+        def failed(error: Exception) -> None:
+            errors.append(error)
+            on_error(error)
+
         try:
             with calling_as("poller"):
                 while not self.stopped.is_set():
                     self._wake.clear()
+                    asked = self._asked.is_set()
+                    self._asked.clear()
                     started = time.monotonic()
                     news.clear()
+                    errors.clear()
                     application.run_poll_loop(self.poller, noted, stop=self.stopped, interval=self.interval,
-                                              on_error=on_error, max_polls=1, on_recovered=on_recovered)
+                                              on_error=failed, max_polls=1, on_recovered=on_recovered)
+                    if asked and on_checked is not None and not self.stopped.is_set():
+                        on_checked(bool(news), errors[-1] if errors else None)
                     took = time.monotonic() - started
                     self.quiet_trim.polled(bool(news))  # a storm over: the heap it freed goes back
                     if self.stopped.is_set():

@@ -42,6 +42,8 @@ APP = [
     _b("ctrl+q", "quit_now", "Quit now", "app.quit_now", show=False, priority=True),
     _b("question_mark,f1", "help", "Help", "app.help", key_display="?"),
     _b("ctrl+p", "command_palette", "Commands", "app.command_palette", priority=True, show=False),
+    # aerc's command line; not priority (Ctrl+p is): a : typed into a field stays in the field
+    _b("colon", "command_palette", "Commands (aerc's :)", "app.command_line", show=False, key_display=":"),
     _b("tab", "app.focus_next", "Next pane", "app.focus_next", show=False),
     _b("shift+tab", "app.focus_previous", "Previous pane", "app.focus_previous", show=False),
     _b("b", "console", "Backends", "app.console", show=False),
@@ -74,6 +76,8 @@ THREAD_LIST = [
     _b("G,end", "cursor_last", "Last", "threads.last", show=False),
     _b("pagedown,ctrl+f,space", "page_down", "Page down", "threads.page_down", show=False),
     _b("pageup,ctrl+b", "page_up", "Page up", "threads.page_up", show=False),
+    _b("ctrl+d", "half_page(1)", "Half a page down", "threads.half_down", show=False),
+    _b("ctrl+u", "half_page(-1)", "Half a page up", "threads.half_up", show=False),
     _b("enter", "open", "Open", "threads.open"),
     _b("r", "reply", "Reply", "threads.reply"),
     _b("A", "compose('reply_all')", "Reply to all", "threads.reply_all", show=False),
@@ -113,6 +117,8 @@ READER = [
     _b("k,up", "scroll_up", "Scroll up", "reader.up", show=False),
     _b("space,pagedown", "page_down", "Page down; at the end, the next message", "reader.page_down", show=False),
     _b("minus,pageup", "page_up", "Page up", "reader.page_up", show=False),
+    _b("ctrl+d", "half_page(1)", "Half a page down", "reader.half_down", show=False),
+    _b("ctrl+u", "half_page(-1)", "Half a page up", "reader.half_up", show=False),
     _b("g,home", "scroll_home", "Top", "reader.top", show=False),
     _b("G,end", "scroll_end", "Bottom", "reader.bottom", show=False),
     # While a search is shown, n / N open the next / previous match; otherwise n is the
@@ -306,6 +312,16 @@ FIRST_RUN = [
 ]
 
 
+def after_typed(app, callback) -> None:
+    """Run ``callback`` once the focused widget has handled every key that came before.
+
+    A priority binding (Ctrl+s in a dialog with a field) runs as the App reads its key, while
+    the characters typed just before it still wait in the field's own queue: a burst (tmux
+    send-keys, a fast typist) read an empty field (issue 35). Queued behind them, it reads
+    what was typed."""
+    (app.focused or app.screen).call_later(callback)
+
+
 class KeymapHost:
     """The app as the palette and the help screen see it: the user's validated key map and
     mailtriage's own theme names (set when the app starts)."""
@@ -410,6 +426,11 @@ def keys_of(app: object, binding_id: str) -> list[str]:
     return effective_keys(_by_id()[binding_id], keymap)
 
 
+def key_label(app: object, binding_id: str) -> str:
+    """The first key of the binding ``binding_id`` in ``app``, as the help shows it ("/", "Ctrl+s")."""
+    return _display(keys_of(app, binding_id)[0])
+
+
 @cache
 def _by_id() -> dict[str, Binding]:
     return {b.id: b for b in all_bindings() if b.id}
@@ -418,7 +439,7 @@ def _by_id() -> dict[str, Binding]:
 def _display(key: str) -> str:
     names = {"question_mark": "?", "exclamation_mark": "!", "slash": "/", "minus": "-", "space": "space",
              "right_square_bracket": "]", "left_square_bracket": "[", "semicolon": ";", "vertical_line": "|",
-             "equals_sign": "=", "asterisk": "*", "circumflex_accent": "^", "colon": ":",
+             "equals_sign": "=", "asterisk": "*", "circumflex_accent": "^", "colon": ":", "plus": "+",
              "enter": "Enter", "escape": "Esc", "tab": "Tab", "shift+tab": "Shift+Tab", "pagedown": "PgDn",
              "pageup": "PgUp", "home": "Home", "end": "End", "down": "↓", "up": "↑"}
     if key in names:

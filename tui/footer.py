@@ -43,6 +43,8 @@ SHORT: dict[str, str] = {
     "back": "Back", "next_message": "Next", "previous_message": "Prev", "import_thread": "Import",
     "thread_url": "URL", "attachments": "Attach", "import_key": "Key", "select": "Open",
     "clear_search": "Clear", "next_match": "Next", "previous_match": "Prev",
+    # the backend console's
+    "show_tab('operations')": "Ops", "show_tab('run')": "Run op", "clear_logs": "Clear", "run_op": "Run",
 }
 
 #: The action of the key pinned to the right (``?``).

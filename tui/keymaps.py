@@ -7,12 +7,16 @@ the preset takes for another moves to a key the other client leaves free, so eve
 keeps a key. The user's own ``[keys]`` entries win over the preset's.
 
 What neither client can do here (mutt's undelete, aerc's embedded terminal and tabs) has no
-key in the preset; docs/tui.md ("Presets") shows ours, mutt's and aerc's side by side.
+key in the preset: pressed, such a habit key says what to use instead (:data:`HABITS`).
+docs/tui.md ("Presets") shows ours, mutt's and aerc's side by side.
 """
 
 from __future__ import annotations
 
+import re
+
 from mailtriage.core.errors import ConfigError
+from mailtriage.tui import bindings
 
 MUTT: dict[str, str] = {
     # index: t tag-entry, F flag-message, f forward, m mail, s save-message (a move here),
@@ -34,7 +38,10 @@ MUTT: dict[str, str] = {
     "threads.issue": "I",
     "reader.issue": "I",
     "app.tracker": "Y",
-    # pager: f forward, g group-reply, v attachments, ^ top
+    # pager: i exit (back to the index), f forward, g group-reply, v attachments, ^ top;
+    # import, displaced by i, moves to + (no default of mutt's pager)
+    "reader.back": "q,escape,i",
+    "reader.import": "plus",
     "reader.forward": "f",
     "reader.reply_all": "g",
     "reader.compose": "m",
@@ -47,9 +54,13 @@ AERC: dict[str, str] = {
     "threads.archive": "A",
     "threads.tree_toggle": "T",
     "threads.trash": "d,D",
-    # [view]: f forward, H toggle-headers, A archive
+    # [view]: f forward, H toggle-headers, J / K next / previous message (K displaces the
+    # key import to I)
     "reader.forward": "f",
     "reader.headers": "H",
+    "reader.next_message": "n,J",
+    "reader.previous_message": "p,K",
+    "reader.import_key": "I",
     "threads.forward": "f",
     # aerc's rr is reply-all (two-key sequences are not bound here: r replies, Ctrl+r to all)
     "threads.reply_all": "ctrl+r",
@@ -57,13 +68,73 @@ AERC: dict[str, str] = {
     # displaced: flag (f), tag all (T), tree all (Z stays)
     "threads.toggle_flag": "F",
     "threads.tag_all": "ctrl+a",
-    # global: Ctrl+n next tab → the next pane (Ctrl+p stays the command palette, whose
-    # list is what aerc's ':' command line offers)
+    # global: Ctrl+n next tab → the next pane (Ctrl+p stays the command palette, which
+    # : opens too: its list is what aerc's command line offers; Ctrl+d / Ctrl+u half pages
+    # are ours too)
     "app.focus_next": "tab,ctrl+n",
     "app.poll_now": "ctrl+g",
 }
 
 PRESETS: dict[str, dict[str, str]] = {"mutt": MUTT, "aerc": AERC}
+
+#: Habit keys of a preset that have no action here, by pane ("threads", "reader"): pressed
+#: with that preset in force, a toast says what to use instead (issue 35: not silence).
+#: ``{binding id}`` shows that binding's key as the user's key map has it. Only keys no
+#: binding of the pane, the main screen or the app takes (tests/tui/test_key_presets.py).
+HABITS: dict[str, dict[str, dict[str, str]]] = {
+    "mutt": {
+        "threads": {
+            "x": "x (exit without syncing): nothing waits to be synced here; {app.quit} quits",
+            "l": "l (limit): {threads.search} searches here; Esc shows every thread again",
+            "w": "w (set flag): {threads.toggle_flag} flags / unflags, {threads.toggle_read} marks read / unread",
+            "W": "W (clear flag): {threads.toggle_flag} flags / unflags, {threads.toggle_read} marks read / unread",
+            "dollar_sign": "$ (sync mailbox): each change is written when you confirm it; nothing to sync",
+            "D": "D (delete pattern): {threads.search} searches, {threads.tag_all} tags all, "
+                 "{threads.tag_prefix} {threads.trash} trashes them",
+            "U": "U (undelete pattern): a trash here is a move; {threads.move} moves messages back",
+        },
+        "reader": {
+            "x": "x (exit): {reader.back} goes back to the list",
+            "w": "w (set flag): {reader.back} back to the list, {threads.toggle_flag} flags there",
+            "W": "W (clear flag): {reader.back} back to the list, {threads.toggle_flag} unflags there",
+            "dollar_sign": "$ (sync mailbox): each change is written when you confirm it; nothing to sync",
+        },
+    },
+    "aerc": {
+        "threads": {
+            "J": "J (next folder): {main.change_folder} changes folder",
+            "K": "K (previous folder): {main.change_folder} changes folder",
+            "backslash": "\\ (filter): {threads.search} searches here; Esc clears it",
+            "dollar_sign": "$ (terminal): no terminal here; {reader.pipe} in the reading pane pipes a message",
+        },
+        "reader": {
+            "o": "o (open): {reader.attachments} lists the attachments; o there opens one",
+            "O": "O (open): {reader.attachments} lists the attachments; o there opens one",
+            "D": "D (delete): {reader.back} back to the list, {threads.trash} moves to trash there",
+            "dollar_sign": "$ (terminal): no terminal here; {reader.pipe} pipes the message to a command",
+        },
+    },
+}
+
+#: The bindings that listen where each pane of :data:`HABITS` has the focus (its own last).
+PANE_BINDINGS = {"threads": (bindings.APP, bindings.MAIN, bindings.THREAD_LIST),
+                 "reader": (bindings.APP, bindings.MAIN, bindings.READER)}
+
+
+def habit_hint(app, pane: str, key: str) -> str | None:
+    """What to use instead of ``key``, a habit of the preset in force with no action here in
+    ``pane`` (None: no preset, not a habit of it, or a key the user's key map bound)."""
+    try:
+        name = preset_name(app.settings)
+    except (AttributeError, ConfigError):  # not mailtriage's app, or reported at start-up
+        return None
+    hint = HABITS.get(name or "", {}).get(pane, {}).get(key)
+    if hint is None:
+        return None
+    keymap = bindings.keymap_of(app)
+    if any(key in bindings.effective_keys(b, keymap) for group in PANE_BINDINGS[pane] for b in group):
+        return None
+    return re.sub(r"\{([a-z_.]+)\}", lambda m: bindings.key_label(app, m[1]), hint)
 
 #: binding id → the binding whose keys it follows unless given its own: the proposal's Send
 #: button (``proposal.send``) is Confirm (``proposal.confirm``) for a proposal that sends,

@@ -356,6 +356,17 @@ class AlertsResumed(Message):
 
 
 @message
+class AlertsChecked(Message):
+    """The poll Ctrl+n asked for is over: ``found`` news (its AlertsFound was posted before),
+    or ``error`` (None: none, or ``said`` already by the outage's first toast)."""
+
+    loop: AlertLoop
+    found: bool
+    error: BaseException | None
+    said: bool
+
+
+@message
 class CaseLoaded(Message):
     """The MAS case record of the thread being read, or an error reading it."""
 

@@ -36,6 +36,11 @@ async def test_new_report_after_the_baseline_is_announced_acknowledged_and_inser
         # (The standard threads are older than the poll's look-back window, so it may be empty.)
         assert not any(NEW_ID in key for key in seen_threads(user_data))
         assert not any("new report" in (n.title or "") for n in app._notifications)
+        # Ctrl+n with nothing new says so (issue 35: it showed nothing, as a key that did nothing).
+        await pilot.press("ctrl+n")
+        await until(pilot, lambda: any(n.title == "Alerts" for n in app._notifications), "the check's note")
+        assert [n.message for n in app._notifications if n.title == "Alerts"] == [
+            "checked security@frob.example: nothing new"]
 
         hostile_new = mail(NEW_SUBJECT + " " + HOSTILE_SUBJECT, "Eve <eve@example.org>",
                            format_datetime(datetime.now(timezone.utc)), NEW_ID, "details follow\n")

@@ -16,7 +16,7 @@ from tests.tui.helpers import make_app, screen_text, settle
 #: Keys that end the walk or leave the app (their own tests cover them), and the reader's
 #: scroll keys, which move an empty view as any pager does (its hint says what to do).
 SKIP = {"app.quit", "app.quit_now", "app.help_quit", "reader.down", "reader.up", "reader.page_down",
-        "reader.page_up", "reader.top", "reader.bottom"}
+        "reader.page_up", "reader.half_down", "reader.half_up", "reader.top", "reader.bottom"}
 
 
 def observe(app) -> tuple:

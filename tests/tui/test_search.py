@@ -77,6 +77,14 @@ async def slash_searches_on_the_server_and_n_moves_between_matches(app, pilot) -
     try:
         thread_list = app.screen.query_one(ThreadList)
         assert len(thread_list.rows) == 4  # threads of the list
+        # n / N before any search: offered in the help, so they say why rather than nothing (issue 35).
+        thread_list.cursor = 1
+        for key in ("n", "N"):
+            app.clear_notifications()
+            await pilot.press(key)
+            assert [n.message for n in app._notifications] == ["no search yet: / searches"], key
+        assert thread_list.cursor == 1
+        thread_list.cursor = 0
         await search(pilot, "overflow")
         # Every message with the word (body too), newest first; not the thread rows.
         assert subjects(thread_list) == ["Unrelated note", "Stack overflow in the frob CLI",
@@ -118,6 +126,8 @@ async def a_search_without_matches_says_so_and_esc_restores_then_reader_n_is_the
     thread_list = app.screen.query_one(ThreadList)
     assert len(thread_list.rows) == 0
     assert "0 matches for 'zzzz-nothing'" in screen_text(app)
+    await pilot.press("n")
+    assert [n.message for n in app._notifications][-1] == "the search matched nothing: / searches again, Esc clears it"
     await pilot.press("escape")
     await settle(pilot)
     assert len(thread_list.rows) == 4

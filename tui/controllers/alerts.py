@@ -23,7 +23,7 @@ from mailtriage.core.secrets import scrub
 from mailtriage.tui.alerts import AlertLoop, MarkedRows
 from mailtriage.tui.errors import ErrorRecord
 from mailtriage.tui.head_start import END_WAIT
-from mailtriage.tui.messages import AlertsFailed, AlertsFound, AlertsResumed
+from mailtriage.tui.messages import AlertsChecked, AlertsFailed, AlertsFound, AlertsResumed
 from mailtriage.tui.panes import area
 from mailtriage.tui.rows import ListRows, ThreadRows, list_rows, merge_news, merged_rows, plain_rows
 from mailtriage.tui.sanitize import inert
@@ -184,7 +184,13 @@ class Alerts(Widget):
             if not loop.stopped.is_set():
                 self.post_message(AlertsResumed(outage))
 
-        loop.run(on_news, on_error, on_recovered)
+        def on_checked(found: bool, error: Exception | None) -> None:
+            # An error the outage's first toast already shows is not said twice.
+            outage = loop.poller.outage if loop.poller is not None else None
+            said = error is not None and (outage is None or outage.failures == 1)
+            self.post_message(AlertsChecked(loop, found, None if said else error, said))
+
+        loop.run(on_news, on_error, on_recovered, on_checked)
 
     def poll_now(self) -> None:
         if self.alert_loop is None:
@@ -192,6 +198,23 @@ class Alerts(Widget):
                         title="Alerts", markup=False)
             return
         self.alert_loop.poll_now()
+
+    def on_alerts_checked(self, message: AlertsChecked) -> None:
+        """Ctrl+n's poll: what it found is announced now, not after the notice gap; nothing new,
+        or why it could not check, is said (issue 35: the key showed nothing)."""
+        loop = self.alert_loop
+        if loop is None or message.loop is not loop:
+            return
+        where = inert(loop.list_name or "the list")
+        if message.error is not None:
+            self.notify(f"checked {where}: could not check: {inert(scrub(str(message.error)))}", title="Alerts",
+                        severity="warning", markup=False)
+        elif message.found:
+            if self._alert_timer is not None:  # held for the gap between notices: asked for, it shows now
+                self._alert_timer.stop()
+                self._announce_alerts()
+        elif not message.said:
+            self.notify(f"checked {where}: nothing new", title="Alerts", markup=False)
 
     def _alert_list(self) -> str | None:
         loop = self.alert_loop

@@ -291,7 +291,11 @@ class ComposeDialog(FrameAhead, ModalScreen["ComposeForm | None"], bindings.KeyC
         return True
 
     def action_submit(self) -> None:
-        self.dismiss(self.current())
+        bindings.after_typed(self.app, self._submit)  # what was typed before Ctrl+s, once handled (a burst)
+
+    def _submit(self) -> None:
+        if self.is_active:  # a second Ctrl+s of the burst: dismissed already
+            self.dismiss(self.current())
 
     def action_cancel(self) -> None:
         self.dismiss(None)

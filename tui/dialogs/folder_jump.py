@@ -36,6 +36,7 @@ class FolderJump(ModalScreen[int | None], bindings.KeyContext):
         self.choices = choices
         self.title_text = title
         self._cursor_blink = cursor_blink
+        self._narrowed = ""  # the filter the list shows
 
     def compose(self) -> ComposeResult:
         with Vertical(id="folder-jump-box", classes="dialog"):
@@ -52,15 +53,25 @@ class FolderJump(ModalScreen[int | None], bindings.KeyContext):
 
     @on(Input.Changed)
     def _narrow(self, event: Input.Changed) -> None:
+        self._narrow_to(event.value)
+
+    def _narrow_to(self, typed: str) -> None:
+        self._narrowed = typed
         options = self.query_one(OptionList)
-        options.set_options(self._options(event.value))
+        options.set_options(self._options(typed))
         if options.option_count:
             options.highlighted = 0
 
     def action_open(self) -> None:
         """Enter: the highlighted list or folder (the first that matches what is typed)."""
+        bindings.after_typed(self.app, self._open)  # the filter typed before Enter, once handled (a burst)
+
+    def _open(self) -> None:
+        typed = self.query_one(Input).value
+        if typed != self._narrowed:  # its Changed not handled yet (queued behind this)
+            self._narrow_to(typed)
         options = self.query_one(OptionList)
-        if options.option_count:
+        if options.option_count and self.is_active:
             self.dismiss(int(options.get_option_at_index(options.highlighted or 0).id or 0))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:

@@ -94,6 +94,9 @@ class PipeDialog(ModalScreen[None], bindings.KeyContext):
     def action_run_command(self) -> None:
         """Ctrl+s runs the plan shown; before a plan (or after the command was changed) it
         shows the plan first, and a second Ctrl+s runs it."""
+        bindings.after_typed(self.app, self._run_typed)  # what was typed before the key, read once handled
+
+    def _run_typed(self) -> None:
         if self.ran:
             return
         typed = self.query_one(Input).value.strip()

@@ -355,6 +355,12 @@ class ProposalDialog(ModalScreen[bool], bindings.KeyContext, PendingWork):
         self.action_confirm()
 
     def action_confirm(self) -> None:
+        if self._editors:  # text typed into the body just before Ctrl+s (a burst) still waits in its queue
+            bindings.after_typed(self.app, self._confirm)
+            return
+        self._confirm()  # nothing to type into: the write starts on the key
+
+    def _confirm(self) -> None:
         if self._confirmed:  # a second Ctrl+s before the dialog is gone: nothing written or changed again
             return
         if not self.can_confirm:

@@ -228,6 +228,9 @@ class ThreadView(OffersWhereActing, OwnFocusPaint, SizedInPlace, VerticalScroll,
     def action_page_up(self) -> None:
         self.scroll_page_up(animate=False)
 
+    def action_half_page(self, step: int) -> None:
+        self.scroll_relative(y=step * max(1, self.scrollable_content_region.height // 2), animate=False)
+
     def action_scroll_down(self) -> None:
         self.scroll_relative(y=1, animate=False)
 
@@ -252,7 +255,8 @@ class ThreadView(OffersWhereActing, OwnFocusPaint, SizedInPlace, VerticalScroll,
         if not (self.search_active and self.has_class("-has-thread")):
             if step < 0:  # N has no other binding here: say why instead of nothing
                 if self._thread_open():
-                    self.notify("No search to step through: / in the thread list searches.", timeout=4)
+                    search = bindings.key_label(self.app, "threads.search")
+                    self.notify(f"no search yet: {search} in the thread list searches", timeout=4)
                 return
             raise SkipAction()
         self.post_message(self.MatchStepRequested(step))

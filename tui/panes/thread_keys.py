@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mailtriage.tui import bindings
+from mailtriage.tui import bindings, keymaps
 
 if TYPE_CHECKING:
     from textual import events
@@ -55,6 +55,10 @@ class OffersWhereActing:
                 event.stop()
                 actions[action]()
                 return
+        hint = keymaps.habit_hint(view.app, "reader", event.key)  # the preset's key with no action here
+        if hint is not None:
+            event.stop()
+            view.notify(hint, timeout=5, markup=False)
 
     # -- the keys' actions: each asks the screen, with a thread open (else it says why) ----------
     def action_import_thread(self) -> None:

@@ -24,7 +24,7 @@ from textual.strip import Strip
 from mailtriage.core.lean_dataclass import lean_dataclass  # @dataclass(eq=False), none of its exec'd code
 from mailtriage.application import ThreadSummary, shown_date
 from mailtriage.core.inert import sender_label
-from mailtriage.tui import bindings
+from mailtriage.tui import bindings, keymaps
 from mailtriage.tui.arrange import Arrangement, ArrangedRows
 from mailtriage.tui.focus_paint import OwnFocusPaint
 from mailtriage.tui.mailbox_rows import MailboxRow
@@ -384,6 +384,9 @@ class ThreadList(OwnFocusPaint, RowPages, ServerOrderKeys, TagKeys, ScrollView, 
     def action_page_up(self) -> None:
         self._move(-max(1, self.scrollable_content_region.height - 1))
 
+    def action_half_page(self, step: int) -> None:
+        self._move(step * max(1, self.scrollable_content_region.height // 2))
+
     def action_open(self) -> None:
         row = self.current
         if row is not None:
@@ -438,9 +441,29 @@ class ThreadList(OwnFocusPaint, RowPages, ServerOrderKeys, TagKeys, ScrollView, 
             return len(self.rows) > 0  # not offered without a row (issue 35): a dimmed key is still on show
         return True
 
+    def no_match_to_step(self) -> None:
+        """n / N with no search shown (mutt's "No search pattern"), or one that matched nothing."""
+        search = bindings.key_label(self.app, "threads.search")
+        if self.filtered:
+            self.notify(f"the search matched nothing: {search} searches again, Esc clears it", timeout=4)
+        else:
+            self.notify(f"no search yet: {search} searches", timeout=4)
+
     def on_key(self, event: events.Key) -> None:
         """i on a personal account's message: not offered (check_action), yet pressed it says why
-        import works on a project source's threads only (its keys as the user's key map has them)."""
+        import works on a project source's threads only (its keys as the user's key map has them).
+        n / N with no match to step to are not offered either: pressed, they say why."""
+        if not self.check_action("next_match", ()) and (
+                event.key in bindings.keys_of(self.app, "threads.next_match")
+                or event.key in bindings.keys_of(self.app, "threads.previous_match")):
+            event.stop()
+            self.no_match_to_step()
+            return
+        hint = keymaps.habit_hint(self.app, "threads", event.key)  # the preset's key with no action here
+        if hint is not None:
+            event.stop()
+            self.notify(hint, timeout=5, markup=False)
+            return
         if isinstance(self.current, MailboxRow) and event.key in bindings.keys_of(self.app, "threads.import"):
             event.stop()  # TagKeys.on_key still runs: a waiting tag prefix is spent
             self.action_import_thread()

@@ -20,7 +20,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import (Button, DataTable, Footer, Header, Input, Label, Log, Select, Static, TabbedContent,
+from textual.widgets import (Button, DataTable, Header, Input, Label, Log, Select, Static, TabbedContent,
                              TabPane, TextArea)
 from textual.worker import get_current_worker
 
@@ -29,6 +29,7 @@ from mailtriage.core.trace import OPLOG, TRACE, is_keepalive
 from mailtriage.tui import bindings
 from mailtriage.tui.app import MailTriageApp
 from mailtriage.tui.errors import error_name
+from mailtriage.tui.footer import KeyFooter
 from mailtriage.tui.messages import ConsoleResult, OpRecorded, SourceRow, TraceRecorded
 from mailtriage.tui.sanitize import inert, inert_text
 
@@ -170,7 +171,7 @@ class ConsoleScreen(Screen, bindings.KeyContext):  # a SourcesView (tui/controll
                     area = TextArea("", read_only=True, id="run-result", soft_wrap=True)
                     area.cursor_blink = self._cursor_blink
                     yield area
-        yield Footer()
+        yield KeyFooter()  # compact where its keys do not fit (80x24 cut ^l Clear logs, issue 35)
 
     def on_mount(self) -> None:
         self.title = "Backend console"
