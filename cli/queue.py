@@ -5,10 +5,11 @@
     mailtriage queue release ISSUE [--as USER] [--yes]   give it back
     mailtriage queue sync                                 bring a local-files tracker up to date (pull)
 
-The queue is read from the list and the tracker through the application service (the one the
-app's queue screen calls: application/service_triage.py); a claim or release is a proposal, printed on stderr and written after ``--yes`` or a ``y`` on the terminal. A
-claim another triager holds, or wins in a race, is not written: the command says who holds
-it (exit 3, ``holder`` in the JSON).
+The queue is read from the list and the tracker through the application service (the methods
+the app's queue screen calls: application/service_triage.py); a claim or release is a
+proposal, printed on stderr and written after ``--yes`` or a ``y`` on the terminal. A claim
+another triager holds, or wins in a race, is not written: the command says who holds it
+(exit 3, ``holder`` in the JSON).
 
 Exit codes: 0 ok (also when not confirmed), 2 usage or configuration, 3 held by someone else
 (or the issue is not there), 4 a backend or tracker failure.
