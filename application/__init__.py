@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     # -- the application layer itself
     from mailtriage.application.attachments import AttachmentSet as AttachmentSet
     from mailtriage.application.attachments import folder_problem as attachment_folder_problem
-    from mailtriage.application.attachments import for_source as attachments_for_source
     from mailtriage.application.attachments import hex_lines as hex_lines
     from mailtriage.application.attachments import run_command as run_command
     from mailtriage.application.build import trackers_installed as trackers_installed
@@ -135,7 +134,7 @@ def _export(module: str, *names: str, **renamed: str) -> None:
 # -- the application layer itself
 _export("mailtriage.application.errors", "UsageError")
 _export("mailtriage.application.attachments", "AttachmentSet", "hex_lines", "run_command",
-        attachments_for_source="for_source", attachment_folder_problem="folder_problem")
+        attachment_folder_problem="folder_problem")
 _export("mailtriage.application.raw_message", "run_pipe")
 _export("mailtriage.application.window", "parse_since")
 _export("mailtriage.application.operations", "OpArgs")

@@ -333,7 +333,7 @@ def cmd_mail(args: argparse.Namespace) -> int:
     project = service.opened
     try:
         if args.op == attachments.OP:  # not a contract op: reads the thread, then saves after confirmation
-            return attachments.run(args, project)
+            return attachments.run(args, service)
         op = application.Op.parse(args.op)
         # The mandatory rule, checked once at the start of the run: nothing runs, nothing is proposed.
         abort = project.sources.mandatory_abort(op)
