@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     # -- the application layer itself
     from mailtriage.application.attachments import AttachmentSet as AttachmentSet
     from mailtriage.application.attachments import folder_problem as attachment_folder_problem
-    from mailtriage.application.attachments import for_source as attachments_for_source
     from mailtriage.application.attachments import hex_lines as hex_lines
     from mailtriage.application.attachments import run_command as run_command
     from mailtriage.application.build import trackers_installed as trackers_installed
@@ -41,29 +40,16 @@ if TYPE_CHECKING:
     from mailtriage.application.dates import HEADINGS as DATE_HEADINGS
     from mailtriage.application.dates import shown_date as shown_date
     from mailtriage.application.errors import UsageError as UsageError
-    from mailtriage.application.flows.alerts import PollFlow as PollFlow
-    from mailtriage.application.flows.publish import PublishFlow as PublishFlow
-    from mailtriage.application.flows.reply import ReplyFlow as ReplyFlow
-    from mailtriage.application.flows.sweep import SweepFlow as SweepFlow
-    from mailtriage.application.flows.sync import SyncFlow as SyncFlow
     from mailtriage.application.list_read import unconfigured_list as unconfigured_list
     from mailtriage.application.crypto import ON_DISK_EDITOR_NOTE as ON_DISK_EDITOR_NOTE
     from mailtriage.application.crypto import editor_folder as editor_folder
     from mailtriage.application.location import project_dir as project_dir
     from mailtriage.application.operations import OpArgs as OpArgs
     from mailtriage.application.overview import ThreadStatus as ThreadStatus
-    from mailtriage.application.project import Project as Project
     from mailtriage.application.project import flush_listing_caches as flush_listing_caches
     from mailtriage.application.queue import QueueState as QueueState
-    from mailtriage.application.queue import build_queue as build_queue
-    from mailtriage.application.queue import propose_claim as propose_claim
-    from mailtriage.application.queue import propose_release as propose_release
     from mailtriage.application.queue import queue_span as queue_span
-    from mailtriage.application.queue import sync_tracker as sync_tracker
     from mailtriage.application.raw_message import run_pipe as run_pipe
-    from mailtriage.application.search import search_account as search_account
-    from mailtriage.application.search import search_project as search_project
-    from mailtriage.application.search import search_request as search_request
     from mailtriage.application.service import Service as Service
     from mailtriage.application.window import parse_since as parse_since
     # -- mail: the contract's types and errors
@@ -148,28 +134,21 @@ def _export(module: str, *names: str, **renamed: str) -> None:
 # -- the application layer itself
 _export("mailtriage.application.errors", "UsageError")
 _export("mailtriage.application.attachments", "AttachmentSet", "hex_lines", "run_command",
-        attachments_for_source="for_source", attachment_folder_problem="folder_problem")
+        attachment_folder_problem="folder_problem")
 _export("mailtriage.application.raw_message", "run_pipe")
 _export("mailtriage.application.window", "parse_since")
 _export("mailtriage.application.operations", "OpArgs")
-_export("mailtriage.application.project", "Project", "flush_listing_caches")
+_export("mailtriage.application.project", "flush_listing_caches")
 _export("mailtriage.application.location", "project_dir")
 _export("mailtriage.application.build", "trackers_installed")
-_export("mailtriage.application.flows.reply", "ReplyFlow")
-_export("mailtriage.application.flows.sync", "SyncFlow")
-_export("mailtriage.application.flows.publish", "PublishFlow")
-_export("mailtriage.application.flows.sweep", "SweepFlow")
-_export("mailtriage.application.flows.alerts", "PollFlow")
 _export("mailtriage.application.service", "Service")
 # the search page from where it lives: importing it loads no backend (the thread list
-# imports it at start-up); the search itself from the application's module
+# imports it at start-up); the search itself is the service's
 _export("mailtriage.backends.search", "SearchPage")
 _export("mailtriage.application.list_read", "unconfigured_list")
 _export("mailtriage.application.crypto", "ON_DISK_EDITOR_NOTE", "editor_folder")
-_export("mailtriage.application.search", "search_request", "search_project", "search_account")
 _export("mailtriage.application.overview", "ThreadStatus")
-_export("mailtriage.application.queue", "QueueState", "build_queue", "propose_claim", "propose_release",
-        "queue_span", "sync_tracker")
+_export("mailtriage.application.queue", "QueueState", "queue_span")
 _export("mailtriage.application.cases", "case_record", "modes_database")
 _export("mailtriage.application.dates", "shown_date", DATE_HEADINGS="HEADINGS")
 # -- mail: the contract's types and errors

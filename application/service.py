@@ -12,7 +12,8 @@ serves one call at a time, and a superseded request simply finishes and is ignor
 The tracker has a lock of its own, and so have the personal accounts' mailboxes (connections
 of their own): opening an account never waits for the project's listing.
 
-The flows, the trackers and the mailbox adapters load in the call that first needs them, not
+The tracker's side (the triage flows, the queue, new-report polls, the sweep) is in
+:mod:`.service_triage`, the service's base class. The flows, the trackers and the mailbox adapters load in the call that first needs them, not
 when a front end starts (python -X importtime: about a fifth of the app's import time
 otherwise): hence the imports inside the methods.
 """
@@ -20,43 +21,30 @@ otherwise): hence the imports inside the methods.
 from __future__ import annotations
 
 import threading
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from mailtriage.application.errors import UsageError
 from mailtriage.application.service_lock import Parts, ServiceLock, take_or_abort
-from mailtriage.core.errors import ConfigError
-from mailtriage.core.lean_dataclass import frozen_dataclass
+from mailtriage.application.service_triage import AlertWatch, TriageSide
 from mailtriage.core.settings import UserSettings
 
 if TYPE_CHECKING:
     from mailtriage.application.accounts import Mailboxes
     from mailtriage.application.flows.compose import ComposeRoute
-    from mailtriage.application.flows.proposals import Proposal
+    from mailtriage.application.flows.alerts import PollFlow
     from mailtriage.application.project import ListEntry, Project
-    from mailtriage.application.queue import Queue
     from mailtriage.backends.contract import Message, Op, Thread, ThreadId
     from mailtriage.backends.registry import Resolution, SourceSet
     from mailtriage.backends.security_cc import CcResolution
     from mailtriage.core.projectconfig import ProjectConfig
-    from mailtriage.application.flows.alerts import NewReportPoller
     from mailtriage.application.flows.compose import ComposeForm
 
 __all__ = ["AlertWatch", "Service"]
 
 
-@frozen_dataclass
-class AlertWatch:
-    """What a new-report poll loop needs (see :meth:`Service.alert_watch`): the seconds between
-    polls, the list, and how to build the poller (mail sources of its own) on the loop's thread."""
-
-    interval: float
-    list_name: str
-    make_poller: Callable[[], "NewReportPoller | None"]
-
-
-class Service:
+class Service(TriageSide):
     def __init__(self, project_dir: Path, *, demo: bool, settings: UserSettings, quiet_pinentry: bool = True) -> None:
         """``quiet_pinentry``: no terminal pinentry (the app, whose terminal the UI holds: a key
         is unlocked on request); the command line lets gpg ask on its terminal."""
@@ -81,6 +69,7 @@ class Service:
         self.cc: CcResolution | None = None  # once opened
         self.tracker_description = ""
         self._opened_mailboxes: Mailboxes | None = None
+        self._polls: dict[str | None, PollFlow] = {}  # a list's poller, kept: its cursor is acknowledged later
 
     # -- opening ---------------------------------------------------------
     def open(self) -> None:
@@ -106,13 +95,6 @@ class Service:
         self._lock.close_until_opened()
 
     @property
-    def opened(self) -> Project:
-        """The project, for a call made once it is open (the lock waits for :meth:`open`)."""
-        if self.project is None:
-            raise RuntimeError(f"the project {self.project_dir} is not open")
-        return self.project
-
-    @property
     def is_open(self) -> bool:
         return self.sources is not None
 
@@ -121,11 +103,6 @@ class Service:
         if self.config is not None and self.config.title:
             return self.config.title
         return self.project_dir.name or str(self.project_dir)
-
-    @property
-    def tracker(self):
-        """The tracker once opened (None before)."""
-        return self.project.tracker if self.project is not None else None
 
     # -- what the panes show ------------------------------------------------
     def lists(self) -> list["ListEntry"]:
@@ -225,11 +202,13 @@ class Service:
         with self._lock:
             return self.opened.thread_url(thread_id)
 
-    def propose_reply(self, thread: Thread, body: str, *, allow_clear: bool = False):
-        """``allow_clear``: the user chose to draft in clear a reply to an encrypted report."""
+    def propose_reply(self, thread: Thread, body: str, *, allow_clear: bool = False, allow_second_draft: bool = False):
+        """``allow_clear``: the user chose to draft in clear a reply to an encrypted report;
+        ``allow_second_draft``: a draft although one is pending (the command line's ``--second-draft``)."""
         from mailtriage.application.flows.reply import ReplyFlow  # why: loads on first use, not at start-up
         with self._lock:
-            return ReplyFlow(self.opened, self.settings).propose(thread, body, allow_clear=allow_clear)
+            return ReplyFlow(self.opened, self.settings).propose(thread, body, allow_clear=allow_clear,
+                                                                 allow_second_draft=allow_second_draft)
 
     def pgp_needs_passphrase(self, thread: Thread) -> bool:
         return self.project is not None and self.project.pgp.needs_passphrase(thread)
@@ -369,124 +348,6 @@ class Service:
                 "draft": f"saved as a draft in account {account_id} (access = \"draft\")"}.get(
                     access, f"nothing: account {account_id} is read-only")
 
-    # -- tracker (blocking) -----------------------------------------------------
-    def open_tracker(self):
-        """The project's tracker (``tracker.platform``), built once.
-
-        With ``--demo`` it is the demo workspace's local-files tracker.
-
-        Raises:
-            ConfigError: the tracker settings are incomplete (names file and key).
-            TrackerError: the tracker cannot be opened.
-        """
-        with self._tracker_lock:
-            if self._tracker_stale:
-                self._tracker_stale = False
-                self.project.close_tracker()
-            opened = self.project.tracker is not None
-            tracker = self.project.open_tracker()
-            if not opened:
-                self.tracker_description = str(tracker.kind)
-                if self.demo:
-                    self.tracker_description += " (demo: a temporary git repository)"
-            return tracker
-
-    def publish_flow(self):
-        """The publish review of the project's tracker (opens the tracker)."""
-        from mailtriage.application.flows.publish import PublishFlow  # why: loads on first use, not at start-up
-        return PublishFlow(self.open_tracker(), self.opened.config)
-
-    # -- triage flows (blocking; each returns a Proposal, writes nothing) -----------
-    def sender_name(self) -> str | None:
-        name = self.settings.data.get("name")
-        return name.strip() if isinstance(name, str) and name.strip() else None
-
-    def propose_import(self, thread_id: ThreadId, thread: Thread | None = None, *, sender_name: str | None = None):
-        """The import proposal (tracker issue, Import rollup entry, receipt draft), signed by
-        ``sender_name`` (default: ``name`` of the user settings)."""
-        from mailtriage.application.flows.importer import ImportFlow  # why: loads on first use, not at start-up
-        self.open_tracker()
-        with self._lock, self._tracker_lock:
-            return ImportFlow(self.opened).propose(thread_id, thread=thread,
-                                                   sender_name=sender_name or self.sender_name())
-
-    def propose_imports(self, thread_ids):
-        """ONE proposal importing every thread of ``thread_ids`` (tagged rows), one import each."""
-        from mailtriage.application.flows.importer import ImportFlow  # why: loads on first use, not at start-up
-        self.open_tracker()
-        with self._lock, self._tracker_lock:
-            return ImportFlow(self.project).propose_many(thread_ids, sender_name=self.sender_name())
-
-    def propose_publish(self):
-        """The publish review of a tracker that keeps changes to publish (files, diff, commit message)."""
-        flow = self.publish_flow()
-        with self._tracker_lock:
-            return flow.propose()
-
-    def propose_sync(self):
-        """Sync entries for tracker issues whose threads have new mail."""
-        from mailtriage.application.flows.sync import SyncFlow  # why: loads on first use, not at start-up
-        self.open_tracker()
-        with self._lock, self._tracker_lock:
-            return SyncFlow(self.project).propose()
-
-    def needs_publish(self) -> bool:
-        from mailtriage.application.flows.publish import PublishFlow  # why: loads on first use, not at start-up
-        with self._tracker_lock:
-            tracker = self.tracker
-            if tracker is None:
-                return False
-            return PublishFlow(tracker, self.opened.config).needs_publish()
-
-    # -- the team's triage queue: claims and releases (blocking; tui/screens/queue.py) ---------
-    def queue_now(self) -> datetime:
-        """The instant the queue is measured at: now, or the demo's pinned now (``mailtriage.demo``)."""
-        if self.demo:
-            from mailtriage.demo import demo_now  # why: the demo's clock loads with a demo run only
-
-            return demo_now()
-        return datetime.now(timezone.utc)
-
-    def queue(self, now: datetime) -> "Queue":
-        """The queue of the project's list in its window at ``now`` (reads the list and the tracker;
-        a tracker that cannot be opened is a warning of the queue, not a failure)."""
-        from mailtriage.application.queue import build_queue  # why: loads on first use, not at start-up
-        with self._lock, self._tracker_lock:
-            return build_queue(self.opened, now=now)
-
-    def queue_user(self) -> str:
-        """Who claims here: ``tracker.user``, else the name the tracker writes as (as the CLI);
-        "" when neither can be told (no tracker)."""
-        configured = self.config.get("tracker.user") if self.config is not None else None
-        if configured:
-            return str(configured)
-        tracker = self.project.tracker if self.project is not None else None
-        with self._tracker_lock:
-            return tracker.default_user() if tracker is not None else ""
-
-    def queue_pull(self) -> str:
-        """Bring a local-files tracker's working copy up to date (fetch, fast-forward; svn update),
-        so the queue shows the colleagues' claims; what was done, in words."""
-        from mailtriage.application.queue import sync_tracker  # why: loads on first use, not at start-up
-        tracker = self.open_tracker()
-        with self._tracker_lock:
-            return str(sync_tracker(tracker)["detail"])
-
-    def propose_claim(self, issue: str) -> "Proposal":
-        """Make this user the owner (assignee) of ``issue``: a proposal, nothing written yet
-        (empty, with ``facts["holder"]``, when someone else holds it)."""
-        from mailtriage.application.queue import propose_claim  # why: loads on first use, not at start-up
-        tracker = self.open_tracker()
-        with self._tracker_lock:
-            return propose_claim(tracker, issue, config=self.config)
-
-    def propose_release(self, issue: str) -> "Proposal":
-        """Remove this user from the assignees of ``issue``: a proposal, nothing written yet."""
-        from mailtriage.application.queue import propose_release  # why: loads on first use, not at start-up
-        tracker = self.open_tracker()
-        with self._tracker_lock:
-            return propose_release(tracker, issue, config=self.config)
-
     # -- the triage overview (blocking) ------------------------------------------
     def thread_statuses(self, thread_ids: list[ThreadId]):
         """Filed / draft pending / replied of a screen of threads, asked of the backends at
@@ -498,32 +359,6 @@ class Service:
             project = self.opened
         return thread_statuses(project, thread_ids, since, backend_lock=self._lock, tracker_lock=self._tracker_lock,
                                current_tracker=lambda: self.tracker)
-
-    def thread_issue(self, thread_id: ThreadId) -> str | None:
-        """The tracker issue whose rollup names the thread (opens the tracker)."""
-        from mailtriage.application.overview import filed_issue  # why: loads on first use, not at start-up
-        tracker = self.open_tracker()
-        with self._tracker_lock:
-            return filed_issue(tracker, thread_id)
-
-    def issue_thread(self, issue_id: str):
-        """The thread an issue's rollup names, or None (opens the tracker)."""
-        from mailtriage.application.overview import issue_thread  # why: loads on first use, not at start-up
-        tracker = self.open_tracker()
-        with self._tracker_lock:
-            return issue_thread(tracker, issue_id)
-
-    def tracker_issues(self, state: str = "all") -> tuple[list[dict], list[str]]:
-        """Issues newest-updated first and the problems met while listing (malformed files)."""
-        tracker = self.open_tracker()
-        with self._tracker_lock:
-            result = tracker.list(state=state, limit=500)
-        return list(result.items), list(result.problems)
-
-    def tracker_issue(self, issue_id: str) -> dict:
-        tracker = self.open_tracker()
-        with self._tracker_lock:
-            return tracker.view(issue_id, comments=True)
 
     def close(self) -> None:
         self._lock.open_gate()  # never opened (the app ended first): nothing waits for it
@@ -652,23 +487,29 @@ class Service:
         with self._mailbox_lock:
             return bool(self._mailboxes.get(account_id).server_search)
 
-    def search_sources(self, query: str, list_name: str | None, *, page: int = 0, page_size: int = 50):
-        """One page of the server search of the listed backend (a SearchResult of thread rows).
+    def search_sources(self, query: str, list_name: str | None, *, field: str = "text", since: datetime | None = None,
+                       folder: str | None = None, all_folders: bool = False, backend: str | None = None,
+                       page: int = 0, page_size: int = 50):
+        """One page of the server search of the listed backend (or ``backend``): a SearchResult of
+        thread rows.
 
         Raises:
-            ValueError: the query cannot be searched (empty, a NUL, too long).
+            UsageError: the query cannot be searched (empty, a NUL, too long; a field unknown).
             MandatoryBackendUnavailable, NotSupported, and the backend's errors.
         """
         from mailtriage.application.search import search_project, search_request  # why: loads on first use
-        request = _value_error(lambda: search_request(query, list_name=list_name, page=page, page_size=page_size))
+        request = search_request(query, field=field, list_name=list_name, folder=folder, all_folders=all_folders,
+                                 since=since, page=page, page_size=page_size)
         with self._lock:
-            return search_project(self.project, request)
+            return search_project(self.project, request, backend=backend)
 
-    def search_account(self, account_id: str, folder_id: str | None, query: str, *, page: int = 0,
-                       page_size: int = 50):
-        """One page of the server search of an account's folder (a SearchResult of MailHeaders)."""
+    def search_account(self, account_id: str, folder_id: str | None, query: str, *, field: str = "text",
+                       since: datetime | None = None, all_folders: bool = False, page: int = 0, page_size: int = 50):
+        """One page of the server search of an account's folder (or all its folders): a
+        SearchResult of MailHeaders. Needs no opened project. Raises UsageError as :meth:`search_sources`."""
         from mailtriage.application.search import search_mailbox, search_request  # why: loads on first use
-        request = _value_error(lambda: search_request(query, folder=folder_id, page=page, page_size=page_size))
+        request = search_request(query, field=field, folder=folder_id, all_folders=all_folders, since=since,
+                                 page=page, page_size=page_size)
         with self._mailbox_lock:
             return search_mailbox(self._mailboxes.get(account_id), request)
 
@@ -680,61 +521,6 @@ class Service:
                 self._opened_mailboxes.close()
         finally:
             self._mailbox_lock.release()
-
-    # -- new-report alerts ----------------------------------------------------
-    def poll_interval(self, override: float | None = None) -> float:
-        """Seconds between new-report polls, for the app's alerts and ``mailtriage poll --watch``
-        alike: ``override`` (the command line's ``--interval``), else the user setting ``[alerts]
-        poll_seconds``, which wins over the project's ``alerts.poll_seconds`` (default 120). 0
-        (the user setting) turns polling off.
-
-        Raises:
-            UsageError: ``override`` is not a positive number of seconds.
-            ConfigError: either setting is not a number of seconds (names the file and key).
-        """
-        from mailtriage.application.flows.alerts import poll_seconds  # why: loads on first use, not at start-up
-        if override is not None:
-            if override < 0.01:
-                raise UsageError("--interval must be a positive number of seconds")
-            return override
-        self.settings.require()  # a broken settings file: its poll_seconds is unknown (0 turns polling off)
-        table = self.settings.data.get("alerts")
-        if isinstance(table, dict) and "poll_seconds" in table:
-            value = table["poll_seconds"]
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or 0 < value < 1:
-                raise ConfigError(self.settings.path, "alerts.poll_seconds",
-                                  f"must be a number of seconds (0 turns polling off, else at least 1), not {value!r}",
-                                  "e.g. 120")
-            return float(value)
-        return poll_seconds(self.opened.config)
-
-    def alert_watch(self) -> AlertWatch | None:
-        """What the app's new-report poll loop needs, or None when polling is off (no
-        ``security_list``, or ``[alerts] poll_seconds = 0``). The poller gets mail sources of its
-        own (an IMAP IDLE connection serves nothing else), built by ``make_poller`` on the
-        loop's worker thread.
-
-        Raises:
-            ConfigError: ``alerts.poll_seconds`` is invalid (project.md or the settings file).
-        """
-        from mailtriage.backends.security_cc import configured_address  # why: loads on first use, not at start-up
-        config = self.config
-        if config is None:
-            return None
-        interval = self.poll_interval()
-        if not interval:
-            return None
-        list_name = configured_address(config.get("security_list"))
-        if not list_name:
-            return None
-        settings = self.settings
-
-        def make_poller():  # on the loop's worker thread (the flows load there, not at start-up)
-            from mailtriage.application.flows.alerts import PollFlow  # why: on the poll worker, after the first paint
-            flow = PollFlow.for_alerts(config, settings)
-            return flow.poller if flow is not None else None
-
-        return AlertWatch(interval, list_name, make_poller)
 
 
 def _value_error(read):

@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mailtriage import application  # noqa: E402
+from mailtriage.application.project import Project  # noqa: E402
 from tests.core.helpers import write_project  # noqa: E402
 from tests.pgp.conftest import entity, pgp_mime_encrypted  # noqa: E402
 
@@ -72,7 +72,7 @@ def project(folder: Path, raw: bytes) -> Path:
 
 def timed_open(folder: Path) -> tuple[float, float, str]:
     """(listing seconds, read seconds, body) for one fresh open of the project."""
-    proj = application.Project.open(folder)
+    proj = Project.open(folder)
     try:
         started = time.perf_counter()
         proj.list_threads("security@example.org", proj.since("3650d"))

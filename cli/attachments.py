@@ -43,11 +43,11 @@ def register(op_parser) -> None:
 
 
 
-def run(args: argparse.Namespace, project) -> int:
-    Op = application.Op
+def run(args: argparse.Namespace, service: application.Service) -> int:
+    Op, project = application.Op, service.opened
     abort = project.sources.mandatory_abort(Op.READ_THREAD)
     if abort is not None:
-        err(abort.aborted)
+        err(abort.aborted or "")
         emit({"op": "save_attachments", "backend": None, "aborted": abort.aborted, "resolution": abort.to_json(),
               "written": False, "saved": []})
         return ExitCode.FAILED
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace, project) -> int:
         emit({"op": "save_attachments", "backend": None, "skipped": str(exc),
               "resolution": project.sources.resolve(Op.READ_THREAD).to_json(), "written": False, "saved": []})
         return exit_code(exc, MAIN)
-    attachments = application.attachments_for_source(project, read.value, read.resolution.chosen)
+    attachments = service.attachments(read.value, backend=read.resolution.chosen)
     items = attachments.select(args.attachment_name)
     proposal = attachments.propose_save(folder, items)
     doc = {"op": "save_attachments", "backend": read.resolution.chosen, "resolution": read.resolution.to_json(),
@@ -86,7 +86,7 @@ def run(args: argparse.Namespace, project) -> int:
         err("not confirmed: nothing written")
         emit({**doc, "written": False, "saved": [], "proposal": proposal.to_json()})
         return ExitCode.OK
-    report = proposal.apply(confirmed=True)
+    report = service.apply(proposal)
     saved = [value.to_json() for _summary, value in report.written]
     emit({**doc, "written": report.ok, "saved": saved, "report": report.to_json()})
     if not report.ok:

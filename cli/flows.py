@@ -17,8 +17,8 @@ Exit codes: 0 ok (also when not confirmed), 2 usage or configuration, 3 declined
 error, a mandatory backend down, a write that failed part-way: the JSON says exactly what
 was written and what was not).
 
-Each command builds its proposal with a flow object of ``mailtriage.application``; this
-module reads the arguments, shows, confirms and prints.
+Each command asks the application service for its proposal (the one the app calls, issue 36
+§1: never a flow object of its own); this module reads the arguments, shows, confirms and prints.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import mailtriage.application as application
 from mailtriage.application.errors import UsageError
 from mailtriage.cli.exit_codes import ExitCode
 from mailtriage.cli.output import ask_line, dumps, emit, err, read_file_arg
-from mailtriage.cli.service import open_service
+from mailtriage.cli.service import open_service, unopened_service
 from mailtriage.core.inert import terminal_line
 
 COMMANDS = ("import", "sync", "publish", "poll", "sweep")
@@ -134,7 +134,7 @@ def _outdated(proposal) -> bool:
     return bool(proposal.facts.get("review_outdated"))
 
 
-def _review_again(proposal, report, args, again: Callable[[], Any]):
+def _review_again(service: application.Service, proposal, report, args, again: Callable[[], Any]):
     """A publish refused because the working copy changed since its review: nothing was
     committed. Interactively, the new review is shown and asked again; with ``--yes`` nobody
     has seen it, so the run stops (exit 4) and says so. Returns (proposal, report)."""
@@ -154,15 +154,16 @@ def _review_again(proposal, report, args, again: Callable[[], Any]):
         if proposal.empty or not _confirm(proposal, args.yes):
             err("not published: the tracker changes stay in the working copy ('mailtriage publish' later)")
             return proposal, None
-        report = proposal.apply(confirmed=True)
+        report = service.apply(proposal)
         sys.stderr.write(report.describe() + "\n")  # describe() is inert
     return proposal, report
 
 
-def _apply_flow(name: str, proposal, args, publish=None, extra: dict | None = None,
-                again: Callable[[], Any] | None = None) -> int:
-    """Show, confirm, apply; then offer the publish review (``publish``, a PublishFlow). One JSON
-    document on stdout. ``again`` rebuilds a publish review that turned out outdated."""
+def _apply_flow(name: str, proposal, args, service: application.Service, *, publish: bool = False,
+                extra: dict | None = None, again: Callable[[], Any] | None = None) -> int:
+    """Show, confirm, apply (through ``service``, as the app); then, with ``publish``, offer the
+    publish review of the tracker. One JSON document on stdout. ``again`` rebuilds a publish
+    review that turned out outdated."""
     doc: dict[str, Any] = {"command": name, **(extra or {})}
     _show(proposal)
     code = ExitCode.OK
@@ -183,10 +184,10 @@ def _apply_flow(name: str, proposal, args, publish=None, extra: dict | None = No
         emit(doc)
         return ExitCode.OK
     else:
-        report = proposal.apply(confirmed=True)
+        report = service.apply(proposal)
         sys.stderr.write(report.describe() + "\n")  # describe() is inert
         if again is not None:
-            proposal, report = _review_again(proposal, report, args, again)
+            proposal, report = _review_again(service, proposal, report, args, again)
             if report is None:
                 doc.update(written=False, proposal=proposal.to_json())
                 emit(doc)
@@ -197,24 +198,23 @@ def _apply_flow(name: str, proposal, args, publish=None, extra: dict | None = No
             if not _outdated(proposal):
                 err("the run stopped part-way; run the same command again to complete it")
             code = ExitCode.FAILED
-    if code == ExitCode.OK and publish is not None:
-        doc["publish"] = _offer_publish(publish, args)
+    if code == ExitCode.OK and publish:
+        doc["publish"] = _offer_publish(service, args)
         if doc["publish"].get("report", {}).get("ok") is False:
             code = ExitCode.FAILED  # the flow was written, its confirmed publish was not
     emit(doc)
     return code
 
 
-def _offer_publish(publish, args) -> dict:
+def _offer_publish(service: application.Service, args) -> dict:
     """The publish review after a flow: of the files this run wrote only, so a concurrent
     run's (perhaps half-written) import is never committed under this run's message."""
-    if not publish.offered:
-        return {"offered": False, "why": publish.why_not_offered()}
-    written = getattr(publish.tracker, "written_paths", None)
-    only = written() if written is not None else None
+    why_not = service.publish_offer()
+    if why_not is not None:
+        return {"offered": False, "why": why_not}
 
     def again():
-        return publish.propose(only=only)
+        return service.propose_publish(written_only=True)
 
     proposal = again()
     if proposal.empty:
@@ -226,9 +226,9 @@ def _offer_publish(publish, args) -> dict:
     if not _confirm(proposal, args.yes):
         err("not published: the tracker changes stay in the working copy ('mailtriage publish' later)")
         return {"offered": True, "published": False, "proposal": proposal.to_json()}
-    report = proposal.apply(confirmed=True)
+    report = service.apply(proposal)
     sys.stderr.write(report.describe() + "\n")  # describe() is inert
-    proposal, report = _review_again(proposal, report, args, again)
+    proposal, report = _review_again(service, proposal, report, args, again)
     if report is None:
         return {"offered": True, "published": False, "proposal": proposal.to_json()}
     # the review it confirmed beside what it committed: a reader can check the commit holds exactly it
@@ -252,37 +252,37 @@ def _service(args):
 
 
 def _open(args):
-    """The service and its tracker's publish review, opened for one flow command (close the
-    service when done)."""
+    """The service with its tracker opened, for one flow command (close it when done): a tracker
+    that cannot be opened stops the command before anything is read."""
     service = _service(args)
     try:
-        return service, service.publish_flow()
+        service.open_tracker()
     except BaseException:
         service.close()
         raise
+    return service
 
 
 # -- commands ---------------------------------------------------------------------------------
 
 def _import(args) -> int:
-    service, publish = _open(args)
+    service = _open(args)
     try:
         thread_id = service.opened.thread_id_for(args.thread_id, application.Op.READ_THREAD)
         proposal = service.propose_import(thread_id, sender_name=args.sender_name)
-        return _apply_flow("import", proposal, args, publish, {"thread_id": str(thread_id)})
+        return _apply_flow("import", proposal, args, service, publish=True, extra={"thread_id": str(thread_id)})
     finally:
         service.close()
 
 
 def _publish(args) -> int:
-    config = application.Project.load_config(_project_dir(args))
-    tracker = application.open_tracker(config)
+    service = _open(args)
     try:
         message = read_file_arg(args.message_file) if args.message_file else None
-        flow = application.PublishFlow(tracker, config)
-        return _apply_flow("publish", flow.propose(message), args, again=lambda: flow.propose(message))
+        return _apply_flow("publish", service.propose_publish(message), args, service,
+                           again=lambda: service.propose_publish(message))
     finally:
-        tracker.close_backend()
+        service.close()
 
 
 def _pairs(values: list[str], option: str) -> list[tuple[str, str]]:
@@ -296,19 +296,12 @@ def _pairs(values: list[str], option: str) -> list[tuple[str, str]]:
 
 
 def _sync(args) -> int:
-    service, publish = _open(args)
+    service = _open(args)
     try:
-        flow = application.SyncFlow(service.opened)
-        for issue, label in _pairs(args.add_label, "--add-label"):
-            flow.pick(issue).add_labels.append(label)
-        for issue, label in _pairs(args.remove_label, "--remove-label"):
-            flow.pick(issue).remove_labels.append(label)
-        for issue, reason in _pairs(args.close, "--close"):
-            flow.pick(issue).close = reason
-        for issue in args.reopen:
-            flow.pick(issue).reopen = True
-        proposal = flow.propose(args.issue)
-        return _apply_flow("sync", proposal, args, publish)
+        proposal = service.propose_sync(args.issue, add_labels=_pairs(args.add_label, "--add-label"),
+                                        remove_labels=_pairs(args.remove_label, "--remove-label"),
+                                        close=_pairs(args.close, "--close"), reopen=args.reopen)
+        return _apply_flow("sync", proposal, args, service, publish=True)
     finally:
         service.close()
 
@@ -321,13 +314,12 @@ def _poll(args) -> int:
         if missing is not None:  # never the whole folder as if it were the list
             err(missing.warning)
             return ExitCode.USAGE if missing.stop else ExitCode.DECLINED
-        flow = application.PollFlow(project.sources, list_name=args.list_name)
         if not args.watch:
-            outcome = flow.poll()
+            outcome = service.poll(args.list_name)
             emit({"command": "poll", **outcome.to_json()})
             sys.stdout.flush()
             try:
-                flow.acknowledge(outcome)  # printed = shown: only now the cursor moves
+                service.acknowledge_poll(outcome, args.list_name)  # printed = shown: only now the cursor moves
             except OSError as exc:  # a full or read-only data folder: said, not a traceback
                 err(f"poll: the alert cursor could not be saved ({exc.strerror or exc}); what was printed "
                     "will be printed again by the next poll")
@@ -343,19 +335,20 @@ def _poll(args) -> int:
         def on_news(outcome) -> None:
             sys.stdout.write(dumps({"command": "poll", **outcome.to_json()}) + "\n")
             sys.stdout.flush()
-            flow.acknowledge(outcome)
+            service.acknowledge_poll(outcome, args.list_name)
 
-        def on_error(exc: Exception) -> None:  # during an outage the next try comes sooner than the interval
-            err(f"poll failed (trying again in {flow.poller.pause_seconds(interval):g}s): {exc}")
+        def on_error(exc: Exception, retry_in: float) -> None:  # during an outage sooner than the interval
+            err(f"poll failed (trying again in {retry_in:g}s): {exc}")
 
         def on_recovered(outage) -> None:
             err(f"polling works again after {outage.failures} failed poll{'s' if outage.failures != 1 else ''} "
                 f"({outage.seconds:.0f}s); mail that arrived meanwhile is reported now")
 
-        sys.stderr.write(f"watching {terminal_line(flow.list_name or '(no list)')} every {interval:g}s; "
-                         "Ctrl-C stops\n")
+        sys.stderr.write(f"watching {terminal_line(service.polled_list(args.list_name) or '(no list)')} every "
+                         f"{interval:g}s; Ctrl-C stops\n")
         try:
-            flow.watch(on_news, interval=interval, on_error=on_error, on_recovered=on_recovered)
+            service.watch_polls(on_news, interval=interval, list_name=args.list_name, on_error=on_error,
+                                on_recovered=on_recovered)
         except KeyboardInterrupt:
             pass
         return ExitCode.OK
@@ -364,10 +357,12 @@ def _poll(args) -> int:
 
 
 def _sweep(args) -> int:
-    flow = application.SweepFlow
-    request = flow.request(args.source, args.cursor, args.entry, cap=args.cap, ack_keyword=args.ack_keyword,
-                           closeout_keyword=args.closeout_keyword)
-    result = flow.run(request, flow.internal_domains(_project_dir(args)))
+    service = unopened_service(_project_dir(args), demo=bool(getattr(args, "demo", False)))  # a project is optional
+    try:
+        result = service.sweep(args.source, args.cursor, args.entry, cap=args.cap, ack_keyword=args.ack_keyword,
+                               closeout_keyword=args.closeout_keyword)
+    finally:
+        service.close()
     for notice in result.notices:
         sys.stderr.write(terminal_line(notice) + "\n")  # the spec's exact sentences, one per line
     emit({"command": "sweep", **result.to_json()})

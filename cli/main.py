@@ -210,10 +210,10 @@ def project_dir(args: argparse.Namespace, *, session: bool = False):
                                    demo_session=session and demo)
 
 
-def open_service(args: argparse.Namespace) -> application.Service:
-    """The application service on the project of ``args``, opened (cli/service.py; close it when done)."""
-    directory = project_dir(args)
-    return cli_service.open_service(directory, demo=bool(getattr(args, "demo", False)))
+def open_service(args: argparse.Namespace, *, opened: bool = True) -> application.Service:
+    """The service on the project of ``args``, opened unless not ``opened`` (cli/service.py; close it when done)."""
+    make = cli_service.open_service if opened else cli_service.unopened_service
+    return make(project_dir(args), demo=bool(getattr(args, "demo", False)))
 
 
 # -- commands ---------------------------------------------------------------------
@@ -333,7 +333,7 @@ def cmd_mail(args: argparse.Namespace) -> int:
     project = service.opened
     try:
         if args.op == attachments.OP:  # not a contract op: reads the thread, then saves after confirmation
-            return attachments.run(args, project)
+            return attachments.run(args, service)
         op = application.Op.parse(args.op)
         # The mandatory rule, checked once at the start of the run: nothing runs, nothing is proposed.
         abort = project.sources.mandatory_abort(op)
@@ -343,7 +343,7 @@ def cmd_mail(args: argparse.Namespace) -> int:
                    "result": None})
             return ExitCode.FAILED
         if op is application.Op.CREATE_DRAFT:
-            return _create_draft(args, project, project.thread_id(args.thread_id, args.backend))
+            return _create_draft(args, service, project.thread_id(args.thread_id, args.backend))
         missing = application.unconfigured_list(project.sources, args.list_name) \
             if op is application.Op.LIST_RECENT_THREADS else None
         if missing is not None:  # never the whole folder as if it were the list
@@ -378,8 +378,8 @@ def cmd_mail(args: argparse.Namespace) -> int:
         service.close()
 
 
-def _create_draft(args, project, tid) -> int:
-    Op = application.Op
+def _create_draft(args, service: application.Service, tid) -> int:
+    Op, project = application.Op, service.opened
     body = _read_file_arg(args.body_file)
     try:
         read = project.read_thread(tid, backend=args.backend)
@@ -388,8 +388,8 @@ def _create_draft(args, project, tid) -> int:
         _emit({"op": "create_draft", "written": False, "skipped": str(exc),
                "resolution": project.sources.resolve(Op.READ_THREAD).to_json()})
         return exit_code(exc, MAIN)
-    proposal = application.ReplyFlow(project).propose(read.value, body, allow_second_draft=args.second_draft,
-                                                      allow_clear=args.allow_clear)
+    proposal = service.propose_reply(read.value, body, allow_second_draft=args.second_draft,
+                                     allow_clear=args.allow_clear)
     sys.stderr.write(proposal.render_text() + "\n")
     if proposal.blocked:
         _err(f"nothing written: {proposal.blocked.text}")
@@ -408,7 +408,7 @@ def _create_draft(args, project, tid) -> int:
         _err("not confirmed: nothing written")
         _emit({"op": "create_draft", "written": False, "proposal": proposal.to_json()})
         return ExitCode.OK
-    report = proposal.apply(confirmed=True)
+    report = service.apply(proposal)
     drafts = [_jsonable(value) for _, value in report.written]
     _emit({"op": "create_draft", "written": report.ok, "report": report.to_json(), "drafts": drafts,
            "proposal": proposal.to_json()})

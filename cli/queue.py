@@ -5,10 +5,11 @@
     mailtriage queue release ISSUE [--as USER] [--yes]   give it back
     mailtriage queue sync                                 bring a local-files tracker up to date (pull)
 
-The queue is read from the list and the tracker (application/queue.py); a claim or release
-is a proposal, printed on stderr and written after ``--yes`` or a ``y`` on the terminal. A
-claim another triager holds, or wins in a race, is not written: the command says who holds
-it (exit 3, ``holder`` in the JSON).
+The queue is read from the list and the tracker through the application service (the methods
+the app's queue screen calls: application/service_triage.py); a claim or release is a
+proposal, printed on stderr and written after ``--yes`` or a ``y`` on the terminal. A claim
+another triager holds, or wins in a race, is not written: the command says who holds it
+(exit 3, ``holder`` in the JSON).
 
 Exit codes: 0 ok (also when not confirmed), 2 usage or configuration, 3 held by someone else
 (or the issue is not there), 4 a backend or tracker failure.
@@ -25,6 +26,7 @@ import mailtriage.application as application
 from mailtriage.application.errors import UsageError
 from mailtriage.cli.exit_codes import ExitCode
 from mailtriage.cli.output import ask_line, capped_line, emit, err
+from mailtriage.cli.service import open_service
 
 COMMAND = "queue"
 STATES = ("new", "acknowledged", "imported", "in_progress", "fixed", "closed", "automated", "unknown")
@@ -68,8 +70,10 @@ def run(args: argparse.Namespace) -> int:
     return _show_queue(args)
 
 
-def _project_dir(args: argparse.Namespace):
-    return application.project_dir(getattr(args, "project", None), demo=bool(getattr(args, "demo", False)))
+def _service(args: argparse.Namespace) -> application.Service:
+    """The service on the project of ``args``, opened (close it when done)."""
+    directory = application.project_dir(getattr(args, "project", None), demo=bool(getattr(args, "demo", False)))
+    return open_service(directory, demo=bool(getattr(args, "demo", False)))
 
 
 def _now(text: str | None, demo: bool = False) -> datetime:
@@ -97,14 +101,14 @@ def _age(now: datetime, when: datetime | None) -> str:
 
 def _show_queue(args: argparse.Namespace) -> int:
     now = _now(args.now, demo=bool(getattr(args, "demo", False)))
-    project = application.Project.open(_project_dir(args))
+    service = _service(args)
     try:
-        since = project.since(args.since, label="--since") if args.since else None
+        since = service.opened.since(args.since, label="--since") if args.since else None
         state = application.QueueState(args.state) if args.state else None
-        queue = application.build_queue(project, now=now, list_name=args.list_name, since=since, state=state,
-                                        owner=args.owner, keep_records=False)  # one queue, then the process ends
+        queue = service.queue(now, list_name=args.list_name, since=since, state=state, owner=args.owner,
+                              keep_records=False)  # one queue, then the process ends
     finally:
-        project.close()
+        service.close()
     for warning in queue.warnings:
         err(warning)
     if args.json:
@@ -128,12 +132,10 @@ def _show_queue(args: argparse.Namespace) -> int:
 
 
 def _assignee(args: argparse.Namespace, *, claim: bool) -> int:
-    config = application.Project.load_config(_project_dir(args))
-    tracker = application.open_tracker(config)
+    service = _service(args)
     name = "claim" if claim else "release"
     try:
-        propose = application.propose_claim if claim else application.propose_release
-        proposal = propose(tracker, args.issue, args.who, config=config)
+        proposal = (service.propose_claim if claim else service.propose_release)(args.issue, args.who)
         sys.stderr.write(proposal.render_text() + "\n")  # render_text() is inert
         doc: dict[str, Any] = {"command": f"{COMMAND} {name}", "issue": proposal.facts.get("issue"),
                                "who": proposal.facts.get("who")}
@@ -147,7 +149,7 @@ def _assignee(args: argparse.Namespace, *, claim: bool) -> int:
                 err("not confirmed: nothing written")
             emit({**doc, "written": False, "proposal": proposal.to_json()})
             return ExitCode.OK
-        report = proposal.apply(confirmed=True)
+        report = service.apply(proposal)
         sys.stderr.write(report.describe() + "\n")  # describe() is inert
         doc.update(written=bool(report.written), report=report.to_json(), proposal=proposal.to_json())
         if report.ok:
@@ -162,15 +164,14 @@ def _assignee(args: argparse.Namespace, *, claim: bool) -> int:
         emit(doc)
         return ExitCode.FAILED
     finally:
-        tracker.close_backend()
+        service.close()
 
 
 def _sync(args: argparse.Namespace) -> int:
-    config = application.Project.load_config(_project_dir(args))
-    tracker = application.open_tracker(config)
+    service = _service(args)
     try:
-        result = application.sync_tracker(tracker)
+        result = service.pull_tracker()
     finally:
-        tracker.close_backend()
+        service.close()
     emit({"command": f"{COMMAND} sync", **result})
     return ExitCode.OK

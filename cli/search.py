@@ -45,12 +45,18 @@ def add_parser(op_parser: Callable[[str, str], argparse.ArgumentParser]) -> None
                                      "instead of the project's mail sources")
 
 
-def run(args: argparse.Namespace, open_service: Callable[[argparse.Namespace], Service]) -> int:
+def run(args: argparse.Namespace, open_service: Callable[..., Service]) -> int:
+    """``open_service(args, opened=False)``: a service that opens no project (an account's search needs none)."""
     if args.account:
         if args.backend:
             raise application.UsageError("--account and --backend cannot be combined")
-        request = _request(args, since=_since(args, None), list_name=None)
-        result = application.search_account(args.account, request)
+        since = _since(args, None)
+        service = open_service(args, opened=False)
+        try:
+            result = service.search_account(args.account, args.folder, args.query, field=args.field, since=since,
+                                            all_folders=args.all_folders, page=args.page, page_size=args.page_size)
+        finally:
+            service.close()
         emit({"op": "search", "account": args.account, "backend": result.backend, "resolution": None,
               "result": result.page.to_json()})
         return _done(result)
@@ -63,8 +69,10 @@ def run(args: argparse.Namespace, open_service: Callable[[argparse.Namespace], S
             emit({"op": "search", "backend": None, "aborted": abort.aborted, "resolution": abort.to_json(),
                   "result": None})
             return ExitCode.FAILED
-        request = _request(args, since=_since(args, project), list_name=project.list_name(args.list_name))
-        result = application.search_project(project, request, backend=args.backend)
+        result = service.search_sources(args.query, project.list_name(args.list_name), field=args.field,
+                                        since=_since(args, project), folder=args.folder,
+                                        all_folders=args.all_folders, backend=args.backend, page=args.page,
+                                        page_size=args.page_size)
         emit({"op": "search", "backend": result.backend, "resolution": result.resolution.to_json(),
               "result": result.page.to_json()})
         return _done(result)
@@ -78,12 +86,6 @@ def _since(args: argparse.Namespace, project):
     if project is not None:
         return project.since(args.since, label="--since")
     return application.parse_since(args.since, None, label="--since")
-
-
-def _request(args: argparse.Namespace, *, since, list_name):
-    return application.search_request(args.query, field=args.field, list_name=list_name, folder=args.folder,
-                                      all_folders=args.all_folders, since=since, page=args.page,
-                                      page_size=args.page_size)
 
 
 def _done(result) -> int:

@@ -25,9 +25,15 @@ def open_service(directory: str | os.PathLike, *, demo: bool) -> application.Ser
         ConfigError: project.md is invalid (names file and key); UnsafePath / UnsafeFile: the
             settings file or its folder could have been planted by another user.
     """
-    service = application.Service(Path(directory), demo=demo, settings=user_settings(), quiet_pinentry=False)
+    service = unopened_service(directory, demo=demo)
     service.open()
     return service
+
+
+def unopened_service(directory: str | os.PathLike, *, demo: bool) -> application.Service:
+    """The service for a command that needs no project (a sweep, an account's search): its
+    calls that need one fail; close it when done (it may have opened an account's mailbox)."""
+    return application.Service(Path(directory), demo=demo, settings=user_settings(), quiet_pinentry=False)
 
 
 def user_settings():

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import mailtriage.application as application
+from mailtriage.application.project import Project
 from mailtriage.application.operations import CALLS, OpArgs, operation_call
 from mailtriage.application.window import parse_since
 from mailtriage.backends.contract import ALL_OPS, Op
@@ -212,7 +213,7 @@ def test_sources_learn_where_they_were_configured_from_a_typed_origin(tmp_path):
         "| `mbox` | primary | yes | the list archive |\n\n## Configuration\n\n```yaml\nmail_sources:\n"
         "  mbox:\n    path: archive.mbox\n    list: security@example.org\n```\n")
     marker = object()
-    project = application.Project.open(tmp_path, user_settings=marker)
+    project = Project.open(tmp_path, user_settings=marker)
     (backend,) = project.sources.backends.values()
     assert not [key for key in backend.settings if key.startswith("_")]
     assert backend.origin.project_dir == tmp_path and backend.origin.user_settings is marker

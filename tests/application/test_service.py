@@ -16,6 +16,8 @@ from tests.tui.helpers import mbox_project
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVICE = ROOT / "application" / "service.py"
+#: The service's class and its base (the triage side, a module of its own for size).
+SERVICE_MODULES = (SERVICE, ROOT / "application" / "service_triage.py")
 
 
 def used_by_tui() -> set[str]:
@@ -33,17 +35,36 @@ def test_the_service_keeps_what_the_tui_uses(tmp_path):
     assert missing == []
 
 
+def used_by_cli() -> set[str]:
+    """Every ``service.X`` that cli/ calls: the command line holds the same service as ``service``."""
+    names: set[str] = set()
+    for path in sorted((ROOT / "cli").rglob("*.py")):
+        names |= set(re.findall(r"(?<![/.\w])service\.(?!py\b)([A-Za-z_][A-Za-z0-9_]*)",  # not "cli/service.py"
+                                path.read_text(encoding="utf-8")))
+    return names
+
+
+def test_the_service_keeps_what_the_cli_uses(tmp_path):
+    # The command line calls the service's entries (issue 36 §1), as the app does.
+    service = Service(tmp_path, demo=False, settings=UserSettings(tmp_path / "config.toml", {}))
+    used = used_by_cli()
+    assert {"propose_reply", "propose_sync", "propose_publish", "poll", "sweep", "queue", "apply"} <= used
+    assert sorted(name for name in used if not hasattr(Service, name) and name not in vars(service)) == []
+
+
 def test_the_service_is_the_only_facade_the_tui_holds():
     assert not (ROOT / "tui" / "session.py").exists()
     assert not list((ROOT / "tui").glob("session_*.py"))
 
 
-def test_the_service_does_not_branch_on_a_kind():
-    assert not re.search(r"\.kind\s*[!=]=", SERVICE.read_text(encoding="utf-8"))  # a backend's or a tracker's
+@pytest.mark.parametrize("module", SERVICE_MODULES, ids=lambda path: path.name)
+def test_the_service_does_not_branch_on_a_kind(module):
+    assert not re.search(r"\.kind\s*[!=]=", module.read_text(encoding="utf-8"))  # a backend's or a tracker's
 
 
-def test_the_service_never_imports_a_front_end():
-    tree = ast.parse(SERVICE.read_text(encoding="utf-8"))
+@pytest.mark.parametrize("module", SERVICE_MODULES, ids=lambda path: path.name)
+def test_the_service_never_imports_a_front_end(module):
+    tree = ast.parse(module.read_text(encoding="utf-8"))
     modules = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
     assert not [m for m in modules if m.startswith(("mailtriage.tui", "mailtriage.cli", "textual"))]
 

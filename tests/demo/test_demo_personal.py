@@ -8,7 +8,9 @@ import subprocess
 
 import pytest
 
-from mailtriage.application import Project, SyncFlow, project_dir
+from mailtriage.application import project_dir
+from mailtriage.application.flows.sync import SyncFlow
+from mailtriage.application.project import Project
 from mailtriage.application.flows.importer import ImportFlow
 from mailtriage.application.accounts import Mailboxes
 from mailtriage.application.flows.compose import ComposeFlow

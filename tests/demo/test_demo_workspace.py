@@ -7,7 +7,9 @@ import sys
 
 import pytest
 
-from mailtriage.application import Project, ReplyFlow, project_dir
+from mailtriage.application import project_dir
+from mailtriage.application.flows.reply import ReplyFlow
+from mailtriage.application.project import Project
 
 
 def run(env, *args, stdin=None):

@@ -3,7 +3,9 @@ and the proposal says the text came from an encrypted mail (a real git local-fil
 
 from __future__ import annotations
 
-from mailtriage import application
+from mailtriage.application.flows.reply import ReplyFlow
+from mailtriage.application.flows.sync import SyncFlow
+from mailtriage.application.project import Project
 from mailtriage.application.flows.importer import ImportFlow
 from mailtriage.application.flows.pgp_reply import ENCRYPTED_IMPORT
 from mailtriage.application.flows.proposals import BlockedBy
@@ -24,7 +26,7 @@ def _project(env, homes, raws):
     config = env.project.parent.parent / "config"
     config.mkdir(exist_ok=True)
     (config / "config.toml").write_text(f'[pgp]\ngnupg_home = "{homes.user}"\n', encoding="utf-8")
-    return application.Project.open(env.project)
+    return Project.open(env.project)
 
 
 def test_import_of_an_encrypted_report_says_so_and_writes_to_the_restricted_tracker(env, homes):
@@ -66,7 +68,7 @@ def test_sync_of_an_encrypted_reply_says_so(env, homes):
     reply = reply.replace(b"Tue, 01 Dec 2026 10:00:00", b"Tue, 01 Dec 2026 11:00:00")
     project = _project(env, homes, [report, reply])
     try:
-        proposal = application.SyncFlow(project).propose()
+        proposal = SyncFlow(project).propose()
         assert any("new mail was ENCRYPTED" in w for w in proposal.warnings), proposal.render_text()
         text = proposal.render_text()
         assert "(encrypted mail)" in text and "Fixed in 2.0.1" in text
@@ -97,7 +99,7 @@ def test_a_forward_and_a_reply_all_are_encrypted_to_their_actual_recipients(env,
     project = _project(env, homes, [pgp_mime_encrypted(homes.encrypt(entity(SECRET), "team", sign="reporter"))])
     try:
         thread = project.read_thread(project.thread_id("msgid:<r1@example.net>")).value
-        flow = application.ReplyFlow(project)
+        flow = ReplyFlow(project)
         forward = ComposeForm(FORWARD, to=("sam@example.com",), cc=("security@example.org",), subject="Fwd: x",
                               body="see below\n")
         blocked = flow.propose(thread, form=forward)
@@ -106,13 +108,13 @@ def test_a_forward_and_a_reply_all_are_encrypted_to_their_actual_recipients(env,
 
         # What K does after confirmation: import Sam's key into the user's keyring.
         project.pgp.gpg.import_keys(gpg(homes.world, "--export", homes.fprs["stranger"]).stdout)
-        ok = application.ReplyFlow(project).propose(thread, form=forward)
+        ok = ReplyFlow(project).propose(thread, form=forward)
         assert ok.facts["encryption"] == "encrypted", ok.render_text()
         assert set(ok.facts["encrypted_to"]) == {homes.fprs["stranger"], homes.fprs["team"]}  # not Rita's
 
         both = ComposeForm(REPLY_ALL, to=("rita@example.net",), cc=("sam@example.com", "security@example.org"),
                            subject="Re: x", body="thanks\n")
-        all_ = application.ReplyFlow(project).propose(thread, form=both)
+        all_ = ReplyFlow(project).propose(thread, form=both)
         assert set(all_.facts["encrypted_to"]) == {homes.fprs["reporter"], homes.fprs["stranger"], homes.fprs["team"]}
     finally:
         project.close()

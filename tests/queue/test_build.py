@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from datetime import datetime, timezone
 
-from mailtriage.application import Project
+from mailtriage.application.project import Project
 from mailtriage.application.queue import Breach, QueueState, build_queue, propose_claim
 from tests.queue.conftest import doc, make_team, mail, run_here
 from tests.application.flows.conftest import report_thread, sh

@@ -8,7 +8,8 @@ from datetime import datetime, timezone
 import pytest
 import yaml
 
-from mailtriage.application import Op, Project
+from mailtriage.application import Op
+from mailtriage.application.project import Project
 from mailtriage.application.flows.importer import ImportFlow
 from mailtriage.application.queue import FULL_SWEEP_EVERY, QueueState, build_queue, propose_claim
 from tests.queue.conftest import LIST, THREAD, mail

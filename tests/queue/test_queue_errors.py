@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from datetime import datetime, timezone
 
-from mailtriage.application import Project
+from mailtriage.application.project import Project
 from mailtriage.application.queue import build_queue
 from tests.queue.conftest import doc, make_team, run_here
 

@@ -20,7 +20,9 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
-import mailtriage.application as application
+from mailtriage.application.flows.reply import ReplyFlow
+from mailtriage.application.project import Project
+from mailtriage.application.search import search_project, search_request
 from mailtriage.application.accounts import Mailboxes
 from mailtriage.application.flows.compose import ComposeFlow, route_compose
 from mailtriage.application.flows.security_thread import OutgoingRule
@@ -56,7 +58,7 @@ def test_every_path_keeps_the_security_cc(sending_project, dovecot, dovecot_user
     for raw in (FOLLOW_UP, report(7, "Stray copy of a report"), TIMELINE_REPLY.replace(b"TO", b"me@example.org")):
         dovecot.append(dovecot_user, "Archive", raw, when=when)
     user = load_settings()
-    project = application.Project.open(sending_project, user_settings=user)
+    project = Project.open(sending_project, user_settings=user)
     boxes = Mailboxes(user)
     rule_ = OutgoingRule(project)
     written = {"count": 0}
@@ -89,11 +91,11 @@ def test_every_path_keeps_the_security_cc(sending_project, dovecot, dovecot_user
         @rule(query=st.sampled_from(QUERIES))
         def search(self, query: str) -> None:
             if self.folder is None:
-                request = application.search_request(query, list_name=LIST)
-                page = application.search_project(project, request).page
+                request = search_request(query, list_name=LIST)
+                page = search_project(project, request).page
                 self.rows = [("thread", s.thread_id, s.thread_id.root) for s in page.items]
             else:
-                request = application.search_request(query, folder=self.folder)
+                request = search_request(query, folder=self.folder)
                 page = search_mailbox(boxes.get("work"), request).page
                 self.rows = [("mail", h.id, h.message_id) for h in page.items]
 
@@ -141,7 +143,7 @@ def test_every_path_keeps_the_security_cc(sending_project, dovecot, dovecot_user
                 return route.refused
             if route.project:
                 thread = route.thread or project.read_thread(route.thread_id).value
-                flow = application.ReplyFlow(project, user)
+                flow = ReplyFlow(project, user)
                 form = flow.form(thread, kind, answering=route.answering)
                 if kind == "forward":
                     form = replace(form, to=("dev@example.net",))

@@ -134,7 +134,8 @@ async def test_a_claim_on_a_colleagues_issue_says_who_holds_it_and_release_gives
 async def test_a_claim_a_colleague_won_meanwhile_is_not_written_and_says_who_holds_it(demo_dir, monkeypatch):
     """The colleague claims SEC-0006 (`mailtriage queue claim` in another terminal) while our
     claim waits in the dialog: confirming writes nothing and names the holder."""
-    from mailtriage.application import Project, propose_claim
+    from mailtriage.application.project import Project
+    from mailtriage.application.queue import propose_claim
 
     app, workspace = demo_app(demo_dir, monkeypatch)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -161,7 +162,8 @@ async def test_p_pulls_a_colleagues_claim_from_the_shared_remote(demo_dir, monke
     """Two clones of one git remote: the colleague claims and pushes; p in our queue pulls it."""
     import subprocess
 
-    from mailtriage.application import Project, propose_claim
+    from mailtriage.application.project import Project
+    from mailtriage.application.queue import propose_claim
 
     def git(cwd, *args):
         subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, timeout=30)

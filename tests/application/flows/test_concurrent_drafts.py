@@ -104,7 +104,7 @@ def test_bulk_import_drafts_no_receipt_for_a_thread_the_team_already_answered(im
     """Issue 30, item 7: tagged rows imported at once; the thread a team member already
     answered on the list gets its issue but no receipt (a receipt on top of the team's own
     answer); the fresh report gets one."""
-    import mailtriage.application as application
+    from mailtriage.application.project import Project
 
     fresh = "<fresh-1@reporter.example>"
     when = NOW - timedelta(hours=3)
@@ -117,7 +117,7 @@ def test_bulk_import_drafts_no_receipt_for_a_thread_the_team_already_answered(im
         "<answer-1@frobnicator.example.org>", "Tara Team <tara@frobnicator.example.org>", "Re: Heap overflow",
         "Thanks, we are on it.\n", later.strftime("%a, %d %b %Y %H:%M:%S +0000"), to=LIST,
         in_reply_to=REPORT).as_bytes(policy=policy.SMTP), when=later)
-    project = application.Project.open(imap_env.project)
+    project = Project.open(imap_env.project)
     try:
         proposal = ImportFlow(project).propose_many(
             [ThreadId("imap", REPORT), ThreadId("imap", fresh)], sender_name="Sam Security")

@@ -3,7 +3,7 @@ proposal (nothing to confirm), and the command line keeps the refused exit code 
 
 from __future__ import annotations
 
-from mailtriage.application import Project
+from mailtriage.application.project import Project
 from mailtriage.application.flows.importer import ImportFlow
 from mailtriage.backends.contract import ThreadId
 from mailtriage.application.flows.proposals import BlockedBy

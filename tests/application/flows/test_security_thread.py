@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import pytest
 
-from mailtriage.application import Project
+from mailtriage.application.project import Project
 from mailtriage.application.flows.compose import ComposeFlow
 from mailtriage.application.flows.security_thread import OutgoingRule
 from mailtriage.backends.contract import Address, Message

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from mailtriage.application import Project
+from mailtriage.application.project import Project
 from mailtriage.application.flows.compose import ComposeFlow
 from mailtriage.application.flows.security_thread import OutgoingRule
 from mailtriage.backends.contract import MESSAGE_ID_KIND, Address, Message, ThreadId
