@@ -140,3 +140,29 @@ async def test_no_reply_is_built_ahead_for_the_cursors_row_while_rows_are_tagged
         await wait_until(pilot, lambda: len(app.main.reading.kept_messages) == 2)
         await settle(pilot)
         assert app.main.threads.thread_list.tags and composing._row_ahead is None
+
+
+async def test_the_rows_reply_is_built_on_its_reads_own_worker(held_project, monkeypatch):
+    """reply15 (issue 35): the reply to the row read ahead was built on a worker of its own,
+    started as the read landed; while Enter held the UI thread it began 1-17 ms later, and r typed
+    as the body showed met its dialog not yet filled. It is built on the read's worker, right
+    after the read is handed over."""
+    from textual.worker import get_current_worker
+
+    from mailtriage.application.service import Service
+
+    built_on: list[str] = []
+    forms = Service.personal_forms
+
+    def personal_forms(self, *args, **kwargs):
+        built_on.append(get_current_worker().name)
+        return forms(self, *args, **kwargs)
+
+    monkeypatch.setattr(Service, "personal_forms", personal_forms)
+    project, _ = held_project
+    app = make_app(project)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await open_inbox(app, pilot)
+        await wait_until(pilot, lambda: dialog_ahead(app) is not None and dialog_ahead(app).prepared)
+        assert f"> {BODY}" in dialog_ahead(app).query_one("#compose-body", TextArea).text
+        assert built_on == ["_read_ahead"]
