@@ -310,6 +310,7 @@ class Compose(Component):
         dialog = self._take_blank(dict(built.forms), built.where)
         if dialog is None:
             dialog = ComposeDialog(dict(built.forms), where=built.where, cursor_blink=self._screen.shell.cursor_blink)
+            dialog.hold = self._screen.reading.after_open  # its layout and frame wait for a thread Enter opens
             start_screen(self._screen.app, dialog)
         self._dialog_ahead = (ahead, dialog)
 
@@ -323,6 +324,7 @@ class Compose(Component):
         from mailtriage.tui.dialogs.compose import ComposeDialog  # why: loaded by the dialogs ahead
 
         self._blank = ComposeDialog.blank(cursor_blink=self._screen.shell.cursor_blink)
+        self._blank.hold = self._screen.reading.after_open  # its layout and frame wait for a thread Enter opens
         start_screen(self._screen.app, self._blank)
 
     def _take_blank(self, forms: dict[str, ComposeForm], where: str, note: str | None = None) -> ComposeDialog | None:

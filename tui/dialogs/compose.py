@@ -16,8 +16,10 @@ import os
 import shlex
 import subprocess
 import tempfile
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 from rich.text import Text
@@ -74,6 +76,10 @@ class ComposeDialog(FrameAhead, ModalScreen["ComposeForm | None"], bindings.KeyC
         self._mounted = False
         #: The field focused on mount (None: the form's first empty one, ``_first_field``).
         self._first: str | None = None
+        #: Runs a step of the hidden dialog's prepare now, or once the thread Enter is opening is on
+        #: the screen (the reading controller's ``after_open``); None: now.
+        self.hold: Callable[[Callable[[], object]], None] | None = None
+        self._holding = False  # a prepare is held (one at a time)
 
     @classmethod
     def blank(cls, *, cursor_blink: bool = True) -> ComposeDialog:
@@ -222,7 +228,7 @@ class ComposeDialog(FrameAhead, ModalScreen["ComposeForm | None"], bindings.KeyC
         # Filled (the reply built ahead, r about to come: typed as the body shows, it often
         # came within the 30 ms), what the fill changed is prepared as soon as it is in: its
         # widgets' updates come one by one, no burst of keys (a fill changes none).
-        if self._ahead and hidden(self) and (not self._prepared or hidden_changed(self)):
+        if self._ahead and hidden(self) and (not self._prepared or hidden_changed(self)) and not self._holding:
             if self._prepare_timer is not None:
                 self._prepare_timer.stop()
             if self._filled and self._prepared:
@@ -237,7 +243,24 @@ class ComposeDialog(FrameAhead, ModalScreen["ComposeForm | None"], bindings.KeyC
         return self._prepared and self._prepare_timer is None and (not self._filled or self.frame_kept)
 
     def _prepare(self) -> None:
+        # Held while Enter opens a thread (reply15, issue 35): the reply to the row read ahead is
+        # filled as its read lands, and its layout and frame (~7 ms) came between a key typed
+        # just after and its body's frame.
         self._prepare_timer = None
+        self._held(self._prepare_now)
+
+    def _held(self, step: Callable[[], None]) -> None:
+        if self.hold is None:
+            step()
+        elif not self._holding:
+            self._holding = True
+            self.hold(partial(self._unheld, step))
+
+    def _unheld(self, step: Callable[[], None]) -> None:
+        self._holding = False
+        step()
+
+    def _prepare_now(self) -> None:
         if self._ahead and hidden(self):
             prepare_hidden(self, first=not self._prepared)
             self._prepared = True
@@ -251,6 +274,9 @@ class ComposeDialog(FrameAhead, ModalScreen["ComposeForm | None"], bindings.KeyC
 
     def _prepare_frame(self) -> None:
         self._frame_timer = None
+        self._held(self._frame_now)
+
+    def _frame_now(self) -> None:
         if self._ahead and hidden(self) and not hidden_changed(self):  # else prepared again first
             self.keep_frame_ahead(prepare_hidden(self, first=False, frame=True))
 
