@@ -19,7 +19,6 @@ import tempfile
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import replace
-from functools import partial
 from pathlib import Path
 
 from rich.text import Text
@@ -40,8 +39,6 @@ from mailtriage.tui.textual_private import FrameAhead, css_updates, hidden, hidd
 #: Seconds the dialog mounted ahead is left unchanged before it is laid out and rendered, hidden
 #: (issue 35: its footer's keys come in a burst of changes, each a layout of its own).
 PREPARE_AFTER = 0.03
-#: Seconds after a filled dialog's prepare before its push's frame is rendered (FrameAhead).
-FRAME_AFTER = 0.001
 
 FIELDS = (("to", "To"), ("cc", "Cc"), ("subject", "Subject"), ("attach", "Attach"))
 
@@ -69,7 +66,6 @@ class ComposeDialog(FrameAhead, ModalScreen["ComposeForm | None"], bindings.KeyC
         self._ahead = False
         self._prepared = False
         self._prepare_timer: Timer | None = None
-        self._frame_timer: Timer | None = None  # the push's frame, rendered after a filled prepare
         #: Filled while hidden (``fill``): what changed is prepared at once, not after PREPARE_AFTER.
         self._filled = False
         #: Composed and mounted (its widgets can be filled: ``fill``).
@@ -245,40 +241,27 @@ class ComposeDialog(FrameAhead, ModalScreen["ComposeForm | None"], bindings.KeyC
     def _prepare(self) -> None:
         # Held while Enter opens a thread (reply15, issue 35): the reply to the row read ahead is
         # filled as its read lands, and its layout and frame (~7 ms) came between a key typed
-        # just after and its body's frame.
+        # just after it and its body's frame.
         self._prepare_timer = None
-        self._held(self._prepare_now)
-
-    def _held(self, step: Callable[[], None]) -> None:
         if self.hold is None:
-            step()
+            self._prepare_now()
         elif not self._holding:
             self._holding = True
-            self.hold(partial(self._unheld, step))
+            self.hold(self._unheld)
 
-    def _unheld(self, step: Callable[[], None]) -> None:
+    def _unheld(self) -> None:
         self._holding = False
-        step()
+        self._prepare_now()
 
     def _prepare_now(self) -> None:
+        """Mounted ahead and hidden: lay it out and render it now; filled (r is on its way), the
+        frame its push writes too (``FrameAhead``), in the same full render: a partial render
+        then a full one, a timer's step apart, were ~2 ms more on r's path (reply15's traces)."""
         if self._ahead and hidden(self):
-            prepare_hidden(self, first=not self._prepared)
+            text = prepare_hidden(self, first=not self._prepared, frame=self._filled)
             self._prepared = True
-            if self._filled:  # r is on its way (the reply built ahead is in): the frame its push writes
-                # too, in a step of the event loop of its own (a timer's: a message to the dialog ran in
-                # the same step), so an r that comes first does not wait for it (~5 ms more; in one
-                # step with the prepare, r typed as the body showed waited for both: tmux traces)
-                if self._frame_timer is not None:
-                    self._frame_timer.stop()
-                self._frame_timer = self.set_timer(FRAME_AFTER, self._prepare_frame)
-
-    def _prepare_frame(self) -> None:
-        self._frame_timer = None
-        self._held(self._frame_now)
-
-    def _frame_now(self) -> None:
-        if self._ahead and hidden(self) and not hidden_changed(self):  # else prepared again first
-            self.keep_frame_ahead(prepare_hidden(self, first=False, frame=True))
+            if self._filled:
+                self.keep_frame_ahead(text)
 
     # -- the form in the widgets ------------------------------------------------------
     def _load(self, form: ComposeForm) -> None:
