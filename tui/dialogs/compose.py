@@ -39,6 +39,8 @@ from mailtriage.tui.textual_private import FrameAhead, css_updates, hidden, hidd
 #: Seconds the dialog mounted ahead is left unchanged before it is laid out and rendered, hidden
 #: (issue 35: its footer's keys come in a burst of changes, each a layout of its own).
 PREPARE_AFTER = 0.03
+#: Seconds before a prepare put off for what the app has queued (a key typed meanwhile) is tried again.
+PREPARE_AGAIN = 0.002
 
 FIELDS = (("to", "To"), ("cc", "Cc"), ("subject", "Subject"), ("attach", "Attach"))
 
@@ -239,11 +241,13 @@ class ComposeDialog(FrameAhead, ModalScreen["ComposeForm | None"], bindings.KeyC
         return self._prepared and self._prepare_timer is None and (not self._filled or self.frame_kept)
 
     def _prepare(self) -> None:
-        # Held while Enter opens a thread (reply15, issue 35): the reply to the row read ahead is
-        # filled as its read lands, and its layout and frame (~7 ms) came between a key typed
-        # just after it and its body's frame.
+        # Put off while the app has a key to handle and held while Enter opens a thread (reply15,
+        # issue 35): the reply to the row read ahead is filled as its read lands, and its layout
+        # and frame (~7 ms) came between a key typed just then and its body's frame.
         self._prepare_timer = None
-        if self.hold is None:
+        if self.app.message_queue_size:  # a key typed meanwhile (Enter as the row's reply is filled) goes first
+            self._prepare_timer = self.set_timer(PREPARE_AGAIN, self._prepare)
+        elif self.hold is None:
             self._prepare_now()
         elif not self._holding:
             self._holding = True
