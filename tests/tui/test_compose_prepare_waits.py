@@ -33,14 +33,25 @@ async def test_the_hidden_dialogs_layout_and_frame_wait_for_the_thread_enter_ope
         assert dialog.prepared and dialog.frame_kept
 
 
-async def test_the_hidden_dialogs_layout_waits_for_a_key_the_app_has_queued():
+async def test_the_hidden_dialogs_layout_waits_for_a_key_the_app_has_queued(monkeypatch):
+    from mailtriage.tui.dialogs import compose
+
+    queued: list[int] = []  # the app's queue at each layout of the hidden dialog (a spy that calls through)
+    real = compose.prepare_hidden
+
+    def prepare_hidden(screen, first, frame=False):
+        queued.append(screen.app.message_queue_size)
+        return real(screen, first, frame)
+
+    monkeypatch.setattr(compose, "prepare_hidden", prepare_hidden)
     app = App()
     async with app.run_test(size=(120, 40)) as pilot:
         dialog = ComposeDialog.blank(cursor_blink=False)
         start_screen(app, dialog)
         await wait_until(pilot, lambda: dialog.prepared)
         dialog.fill(REPLY, where="sent from ann")
+        queued.clear()
         app.post_message(events.Key("x", "x"))  # typed as the fill's layout is due
         dialog._prepare()
-        assert not dialog.prepared  # the key first
         await wait_until(pilot, lambda: dialog.prepared and dialog.frame_kept)
+        assert queued and all(size == 0 for size in queued)  # the key first
