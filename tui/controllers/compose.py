@@ -19,7 +19,7 @@ built on that read's own worker: ``row_reply``). What it asks of the reading con
 :class:`ReadingView`; the screen routes r, A, F and C (``ReplyRequested``) here and the proposals it
 builds (``ProposalReady``, ``ProposalFailed``) to the proposals, which call :meth:`Compose.after_write`,
 :meth:`Compose.compose_kept` and :meth:`Compose.compose_again_in_clear`. What a compose answers and what it builds (``ComposeTarget``,
-``Built``, ``DraftAhead``) are in tui/controllers/compose_target.py.
+``Built``, ``DraftAhead``) are in tui/compose_target.py.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Callable, Protocol
 from textual.worker import get_current_worker
 
 from mailtriage.tui.controllers.component import Component
-from mailtriage.tui.controllers.compose_target import Built, ComposeTarget, DraftAhead, pending_words
+from mailtriage.tui.compose_target import Built, ComposeTarget, DraftAhead, pending_words
 from mailtriage.tui.mailbox_rows import MailboxRow
 from mailtriage.tui.messages import ComposeReady, DraftBuiltAhead, ProposalFailed, ProposalReady
 from mailtriage.tui.sanitize import inert
