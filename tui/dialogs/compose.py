@@ -245,7 +245,7 @@ class ComposeDialog(FrameAhead, ModalScreen["ComposeForm | None"], bindings.KeyC
         # issue 35): the reply to the row read ahead is filled as its read lands, and its layout
         # and frame (~7 ms) came between a key typed just then and its body's frame.
         self._prepare_timer = None
-        if self.app.message_queue_size:  # a key typed meanwhile (Enter as the row's reply is filled) goes first
+        if self._filled and self.app.message_queue_size:  # a key typed meanwhile (Enter) goes first
             self._prepare_timer = self.set_timer(PREPARE_AGAIN, self._prepare)
         elif self.hold is None:
             self._prepare_now()
