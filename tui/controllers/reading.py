@@ -335,7 +335,8 @@ class Reading(Component):
         """The list's cursor moved (``ThreadList.Highlighted``, routed by the screen). The cursor
         rests on a personal account's message: read it before Enter asks. At once on a folder
         just opened (Enter may follow the first paint), else when the cursor has rested a moment
-        (keys typed in a burst, 200 v's, read nothing); one read at a time."""
+        (keys typed in a burst read nothing); one read at a time, none while rows are tagged (f on
+        200 tagged rows waited for a read ahead of the row the cursor rested on)."""
         screen = self._screen
         if not self._dialogs_ahead:  # a list is shown: the dialogs get ready once it has painted
             self._dialogs_ahead = True
@@ -350,6 +351,9 @@ class Reading(Component):
         if self._ahead_timer is not None:
             self._ahead_timer.stop()
             self._ahead_timer = None
+        if listing.tags:  # a batch in the making: its key comes next, and the connection is its (reply15)
+            self._ahead_wanted = None
+            return
         if self._ahead_rows is not listing.rows:
             self._ahead_rows = listing.rows
             self._read_ahead_next()
