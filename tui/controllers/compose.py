@@ -18,8 +18,8 @@ supersedes it), the reply built ahead is "reply-ahead" (for the row read ahead, 
 built on that read's own worker: ``row_reply``). What it asks of the reading controller goes through
 :class:`ReadingView`; the screen routes r, A, F and C (``ReplyRequested``) here and the proposals it
 builds (``ProposalReady``, ``ProposalFailed``) to the proposals, which call :meth:`Compose.after_write`,
-:meth:`Compose.compose_kept` and :meth:`Compose.compose_again_in_clear`. What a compose answers and what it builds (``ComposeTarget``,
-``Built``, ``DraftAhead``) are in tui/compose_target.py.
+:meth:`Compose.compose_kept` and :meth:`Compose.compose_again_in_clear`. What a compose answers and
+what it builds (``ComposeTarget``, ``Built``, ``DraftAhead``) are in tui/compose_target.py.
 """
 
 from __future__ import annotations
@@ -266,8 +266,9 @@ class Compose(Component):
 
     def _build_ahead(self, ahead: DraftAhead, target: ComposeTarget, personal_only: bool = False,
                      post: Callable[[DraftBuiltAhead], object] | None = None) -> None:
-        # One at a time: the next message read cancels the build of the one before (exclusive),
-        # which stops before its reads rather than race the new one for the server and the GIL.
+        # The reader's: one at a time, the next message read cancels the build of the one before
+        # (exclusive), which stops before its reads rather than race the new one for the server and
+        # the GIL. The row's (``row_reply``) runs on its read's worker and reads nothing.
         worker = get_current_worker()
         try:
             built = None if worker.is_cancelled else self._build_compose(target, personal_only)
