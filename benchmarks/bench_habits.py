@@ -651,8 +651,16 @@ the body shows; "after paint": Enter before the read landed, all done after the 
   | 20:11 open                    | 0.067  | 0.079 | 0.034 | 2.01x       | 2.35x     | <= 2x |
   | 20:13 reply (8.0-9.6) eaccb42 | 0.016  | 0.024 | 0.033 | 0.49x       | 0.71x     | <= 1x |
   | 20:13 open                    | 0.052  | 0.082 | 0.043 | 1.21x       | 1.90x     | <= 2x |
+  | 20:27 reply (5.6-5.9) eaccb42 | 0.017  | 0.016 | 0.023 | 0.73x       | 0.70x     | <= 1x |
+  | 20:27 open                    | 0.037  | 0.030 | 0.028 | 1.32x       | 1.05x     | <= 2x |
+  | 20:27 flag, no confirm        | 0.043  | 0.053 | 0.136 | 0.32x       | 0.39x     | <= 1x |
+  | 20:28 A/A: eaccb42 both (5)   | 0.009  | 0.011 | 0.024 | reply       |           |       |
+  | 20:28 A/A flag, no confirm    | 0.045  | 0.038 | 0.141 |             |           |       |
   Single replies, ours, at load <= 4: 0.006-0.028 (27 of 28 <= 0.017). Flag without confirmation
-  after (4), the trace's run: 0.034-0.053 vs before 0.029-0.069 (load 3.5). The 20:11/20:13 runs at
+  was above before's in 6 of 7 runs (medians 0.050-0.076 vs 0.033-0.066, single starts 0.029-0.216
+  both), also after (4); a trace run of it gave 0.034-0.053 vs 0.029-0.069 (load 3.5) and nothing
+  of this change between f and its write, and the A/A run (this code in both slots) 0.038 vs 0.045:
+  not settled at this load. The 20:11/20:13 runs at
   load 8-10 are noise for open (0.017-0.181 single starts, both sides); the lead re-measures quiet.
   Left: Enter before the read lands ("after paint") still fills, lays out and frames the dialog
   after the body's paint (~8 ms); an r typed sooner than that waits for the rest of it.
