@@ -609,7 +609,7 @@ row build still running is adopted: those starts take the third tier. Medians of
   began 1-17 ms after it was asked, while Enter held the UI thread) would let more starts finish
   before Enter. Not done.
 
-reply15 (2026-12-04, 19:47-20:20 UTC). The third tier, traced again (a scratch sitecustomize, one
+reply15 (2026-12-04, 19:47-20:30 UTC). The third tier, traced again (a scratch sitecustomize, one
 fresh process per start, not kept: the r key's arrival -> the compose dialog's first frame written,
 "app-side r"). What moved starts into it: the row's reply built on a worker of its own started as
 the read landed (its start 1-17 ms late while Enter held the UI thread), so its fill, layout and
@@ -620,8 +620,8 @@ dialog's layout and frame are one full render in one step (~6.5 ms, was ~5 + ~2 
 (3) that step waits while a key is queued (Enter typed as the reply is filled goes first: one start
 waited 10 ms for it) and while Enter opens a thread (ComposeDialog.hold: Reading.after_open); (4) no
 message is read ahead while rows are tagged: the read of the row the cursor rested on after 200 v's
-was on the account's connection when f came (in flight at f in 3 of 5 flag starts), and f without
-confirmation was 0.050-0.062 s against 0.033-0.042 before in three runs. Tiers per start (r typed as
+was on the account's connection when f came (in flight at f in 3 of 5 traced flag starts of this
+change; the batch's key comes next, as for the reply's build, daf12f5). Tiers per start (r typed as
 the body shows; "after paint": Enter before the read landed, all done after the paint but before r):
 
   | traces (load)           | before: fast / middle / after paint | ours: fast / middle / after paint |
@@ -654,14 +654,17 @@ the body shows; "after paint": Enter before the read landed, all done after the 
   | 20:27 reply (5.6-5.9) eaccb42 | 0.017  | 0.016 | 0.023 | 0.73x       | 0.70x     | <= 1x |
   | 20:27 open                    | 0.037  | 0.030 | 0.028 | 1.32x       | 1.05x     | <= 2x |
   | 20:27 flag, no confirm        | 0.043  | 0.053 | 0.136 | 0.32x       | 0.39x     | <= 1x |
-  | 20:28 A/A: eaccb42 both (5)   | 0.009  | 0.011 | 0.024 | reply       |           |       |
-  | 20:28 A/A flag, no confirm    | 0.045  | 0.038 | 0.141 |             |           |       |
-  Single replies, ours, at load <= 4: 0.006-0.028 (27 of 28 <= 0.017). Flag without confirmation
+  | 20:28 A/A reply (5.1-4.8) *   | 0.009  | 0.011 | 0.024 | 0.39x       | 0.47x     | <= 1x |
+  | 20:28 A/A flag, no confirm    | 0.045  | 0.038 | 0.141 | 0.32x       | 0.27x     | <= 1x |
+  (*: eaccb42 in both slots, --before /work/wt/reply15.)
+  Single replies at load <= 4 (20:02-20:09): ours 0.006-0.028, before 0.006-0.057, 24 of 28 each
+  <= 0.017 (the screen is polled every 5 ms: the app-side figures above are the finer measure).
+  Flag without confirmation
   was above before's in 6 of 7 runs (medians 0.050-0.076 vs 0.033-0.066, single starts 0.029-0.216
   both), also after (4); a trace run of it gave 0.034-0.053 vs 0.029-0.069 (load 3.5) and nothing
   of this change between f and its write, and the A/A run (this code in both slots) 0.038 vs 0.045:
-  not settled at this load. The 20:11/20:13 runs at
-  load 8-10 are noise for open (0.017-0.181 single starts, both sides); the lead re-measures quiet.
+  not settled at this load. The 20:11/20:13 runs at load 8-10 are noise for open (0.017-0.181
+  single starts, both sides); the lead re-measures quiet.
   Left: Enter before the read lands ("after paint") still fills, lays out and frames the dialog
   after the body's paint (~8 ms); an r typed sooner than that waits for the rest of it.
 """
