@@ -608,6 +608,65 @@ row build still running is adopted: those starts take the third tier. Medians of
   read-ahead worker building the reply itself (no second worker to start: the row build's worker
   began 1-17 ms after it was asked, while Enter held the UI thread) would let more starts finish
   before Enter. Not done.
+
+reply15 (2026-12-04, 19:47-20:30 UTC). The third tier, traced again (a scratch sitecustomize, one
+fresh process per start, not kept: the r key's arrival -> the compose dialog's first frame written,
+"app-side r"). What moved starts into it: the row's reply built on a worker of its own started as
+the read landed (its start 1-17 ms late while Enter held the UI thread), so its fill, layout and
+frame came after Enter, held until the body's paint, and r met them on its way (app-side 13-14
+ms). Now (1) the reply is built on the read's own worker, right after the read is handed over
+(Compose.row_reply; its DraftBuiltAhead comes after the read's message, in order); (2) the filled
+dialog's layout and frame are one full render in one step (~6.5 ms, was ~5 + ~2 a timer apart);
+(3) that step waits while a key is queued (Enter typed as the reply is filled goes first: one start
+waited 10 ms for it) and while Enter opens a thread (ComposeDialog.hold: Reading.after_open); (4) no
+message is read ahead while rows are tagged: the read of the row the cursor rested on after 200 v's
+was on the account's connection when f came (in flight at f in 3 of 5 traced flag starts of this
+change; the batch's key comes next, as for the reply's build, daf12f5). Tiers per start (r typed as
+the body shows; "after paint": Enter before the read landed, all done after the paint but before r):
+
+  | traces (load)           | before: fast / middle / after paint | ours: fast / middle / after paint |
+  |-------------------------|-------------------------------------|-----------------------------------|
+  | 19:59 (0.8-1.2), 14 each| 10 / 3 / 1                          | 11 / 0 / 3                        |
+  | 20:11 (3.4-4.3), 16 each| 16 / 0 / 0                          | 13 / 0 / 3                        |
+  | 20:16 (7.7-9.3), 14 each| 14 / 0 / 0                          | 14 / 0 / 0                        |
+  App-side r, median (max), ms: 2.9 (13.2) vs 2.6 (7.2); 2.5 (7.8) vs 2.3 (8.2); 2.9 (13.0) vs 3.5
+  (18.3, CPU-starved: the main screen's own layout took 32-38 ms then). Enter key -> the body's
+  first frame, app-side medians: 13.3 vs 13.2, 14.1 vs 13.8, 20.5 vs 23.6 (the slow starts of
+  ours at load 9 ran none of this work between the key and the frame). Medians of 7, seconds,
+  --before /work/base (351cf9a4):
+
+  | run (load), ours at           | before | ours  | aerc  | before/aerc | ours/aerc | goal  |
+  |-------------------------------|--------|-------|-------|-------------|-----------|-------|
+  | 20:02 reply (1.3-2.4) 39d06f6 | 0.012  | 0.007 | 0.018 | 0.70x       | 0.39x     | <= 1x |
+  | 20:02 open                    | 0.031  | 0.025 | 0.023 | 1.36x       | 1.10x     | <= 2x |
+  | 20:02 flag, no confirm        | 0.033  | 0.051 | 0.130 | 0.25x       | 0.39x     | <= 1x |
+  | 20:05 reply (2.9-4.1) 4f2c3cd | 0.016  | 0.011 | 0.022 | 0.75x       | 0.49x     | <= 1x |
+  | 20:05 open                    | 0.034  | 0.029 | 0.029 | 1.17x       | 0.99x     | <= 2x |
+  | 20:06 reply (4.1-4.2) 4f2c3cd | 0.011  | 0.011 | 0.025 | 0.44x       | 0.43x     | <= 1x |
+  | 20:06 open                    | 0.031  | 0.033 | 0.030 | 1.01x       | 1.08x     | <= 2x |
+  | 20:09 reply (2.8-3.6) 8638358 | 0.012  | 0.012 | 0.019 | 0.61x       | 0.61x     | <= 1x |
+  | 20:09 open                    | 0.034  | 0.033 | 0.029 | 1.18x       | 1.15x     | <= 2x |
+  | 20:09 flag, no confirm        | 0.050  | 0.058 | 0.129 | 0.39x       | 0.45x     | <= 1x |
+  | 20:11 reply (4.0-8.0) eaccb42 | 0.022  | 0.015 | 0.025 | 0.85x       | 0.60x     | <= 1x |
+  | 20:11 open                    | 0.067  | 0.079 | 0.034 | 2.01x       | 2.35x     | <= 2x |
+  | 20:13 reply (8.0-9.6) eaccb42 | 0.016  | 0.024 | 0.033 | 0.49x       | 0.71x     | <= 1x |
+  | 20:13 open                    | 0.052  | 0.082 | 0.043 | 1.21x       | 1.90x     | <= 2x |
+  | 20:27 reply (5.6-5.9) eaccb42 | 0.017  | 0.016 | 0.023 | 0.73x       | 0.70x     | <= 1x |
+  | 20:27 open                    | 0.037  | 0.030 | 0.028 | 1.32x       | 1.05x     | <= 2x |
+  | 20:27 flag, no confirm        | 0.043  | 0.053 | 0.136 | 0.32x       | 0.39x     | <= 1x |
+  | 20:28 A/A reply (5.1-4.8) *   | 0.009  | 0.011 | 0.024 | 0.39x       | 0.47x     | <= 1x |
+  | 20:28 A/A flag, no confirm    | 0.045  | 0.038 | 0.141 | 0.32x       | 0.27x     | <= 1x |
+  (*: eaccb42 in both slots, --before /work/wt/reply15.)
+  Single replies at load <= 4 (20:02-20:09): ours 0.006-0.028, before 0.006-0.057, 24 of 28 each
+  <= 0.017 (the screen is polled every 5 ms: the app-side figures above are the finer measure).
+  Flag without confirmation
+  was above before's in 6 of 7 runs (medians 0.050-0.076 vs 0.033-0.066, single starts 0.029-0.216
+  both), also after (4); a trace run of it gave 0.034-0.053 vs 0.029-0.069 (load 3.5) and nothing
+  of this change between f and its write, and the A/A run (this code in both slots) 0.038 vs 0.045:
+  not settled at this load. The 20:11/20:13 runs at load 8-10 are noise for open (0.017-0.181
+  single starts, both sides); the lead re-measures quiet.
+  Left: Enter before the read lands ("after paint") still fills, lays out and frames the dialog
+  after the body's paint (~8 ms); an r typed sooner than that waits for the rest of it.
 """
 
 from __future__ import annotations

@@ -14,24 +14,24 @@ workers on itself and takes their answers (``ComposeReady``, ``DraftBuiltAhead``
 composed: the reply built ahead for the message in the reading pane and its dialog mounted ahead, the
 empty dialog kept ready, the last composed mail (kept after a refusal, drafted again in clear). Its work
 is in the screen's groups: preparing and proposing are "reply" work (Esc cancels it, a later proposal
-supersedes it), the reply built ahead is "reply-ahead" ("reply-row-ahead": for the row read ahead, before
-Enter). What it asks of the reading controller goes through :class:`ReadingView`; the screen routes r, A,
-F and C (``ReplyRequested``) here and the proposals it builds (``ProposalReady``, ``ProposalFailed``) to
-the proposals, which call :meth:`Compose.after_write`, :meth:`Compose.compose_kept` and
-:meth:`Compose.compose_again_in_clear`.
+supersedes it), the reply built ahead is "reply-ahead" (for the row read ahead, before Enter, it is
+built on that read's own worker: ``row_reply``). What it asks of the reading controller goes through
+:class:`ReadingView`; the screen routes r, A, F and C (``ReplyRequested``) here and the proposals it
+builds (``ProposalReady``, ``ProposalFailed``) to the proposals, which call :meth:`Compose.after_write`,
+:meth:`Compose.compose_kept` and :meth:`Compose.compose_again_in_clear`. What a compose answers and
+what it builds (``ComposeTarget``, ``Built``, ``DraftAhead``) are in tui/compose_target.py.
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import partial
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from textual.worker import get_current_worker
 
 from mailtriage.tui.controllers.component import Component
+from mailtriage.tui.compose_target import Built, ComposeTarget, DraftAhead, pending_words
 from mailtriage.tui.mailbox_rows import MailboxRow
 from mailtriage.tui.messages import ComposeReady, DraftBuiltAhead, ProposalFailed, ProposalReady
 from mailtriage.tui.sanitize import inert
@@ -40,7 +40,7 @@ from mailtriage.tui.textual_private import start_screen
 if TYPE_CHECKING:
     from mailtriage.tui.controllers.base import ControllerBase
     from mailtriage.tui.dialogs.compose import ComposeDialog
-    from mailtriage.application import ApplyReport, ComposeForm, Message, Proposal, Thread, ThreadId, ThreadSummary
+    from mailtriage.application import ApplyReport, ComposeForm, Proposal, Thread, ThreadSummary
 
 #: The request kind and worker group of compose work (Esc cancels it like a reply).
 GROUP = "reply"
@@ -52,69 +52,6 @@ AHEAD_WAIT = 30.0
 AHEAD_POLL = 0.05
 #: Whether r's reply is built and filled for the row read ahead, before Enter (off: a test hook).
 ROWS_AHEAD = True
-
-
-@dataclass(frozen=True)
-class ComposeTarget:
-    """What a compose answers: a project thread (``thread`` or ``thread_id``), or a personal
-    account's message (``account_id`` and ``message_id``; no message for new mail)."""
-
-    kind: str
-    thread: Thread | None = None
-    thread_id: ThreadId | None = None
-    account_id: str | None = None
-    message_id: str | None = None
-    #: A project draft's message answered when it was chosen in an account (the rule's route).
-    answering: Message | None = None
-    #: The personal message answered as the reader already holds it (issue 35: not read again).
-    source: Message | None = None
-
-    @property
-    def personal(self) -> bool:
-        return self.account_id is not None
-
-    @property
-    def key(self) -> tuple[str, str | None, str | None]:
-        """What is composed (r: ""), on which account's message."""
-        return self.kind, self.account_id, self.message_id
-
-
-@dataclass(frozen=True)
-class Built:
-    """What the compose dialog shows: the forms (first one shown) and where the mail goes."""
-
-    target: ComposeTarget
-    forms: Mapping[str, ComposeForm]
-    where: str
-    #: Said as the dialog opens: the draft already pending on the thread (None: none).
-    pending: str | None = None
-
-
-def pending_words(found) -> str | None:
-    """The toast of a compose on a thread that already has a draft pending (``PendingDrafts``):
-    what is written now is blocked at its proposal (issue 35: said on r, not after the writing)."""
-    if not found.drafts:
-        return None
-    drafts = "; ".join(f"{inert(d.subject)} → {inert(', '.join(d.to))}" for d in found.drafts)
-    where = f", in {inert(found.where)}" if found.where else ""
-    one = len(found.drafts) == 1
-    return (f"{'A draft is' if one else f'{len(found.drafts)} drafts are'} already pending on this thread: "
-            f"{drafts}{where} (✎ on its row). A new draft on it is blocked at the review until "
-            f"{'that one is' if one else 'they are'} sent or deleted.")
-
-
-@dataclass(eq=False)
-class DraftAhead:
-    """The reply built ahead for the message the reader shows: its target's key, the
-    thread as the reader holds it (another read is another object), and, once ``done`` is
-    set, what was built (None: refused or failed; r builds it again and says why)."""
-
-    key: tuple[str, str | None, str | None]
-    thread: Thread
-    done: threading.Event = field(default_factory=threading.Event)
-    built: Built | None = None
-    #: An r showed what was built before its dialog was made ready: none is made for it then.
-    taken: bool = False
 
 
 class ReadingView(Protocol):
@@ -145,6 +82,8 @@ class Compose(Component):
         self._draft_ahead: DraftAhead | None = None
         #: The reply built for the message read ahead under the list's cursor, before Enter.
         self._row_ahead: DraftAhead | None = None
+        #: The one its read's worker is building (``row_reply``), until the read comes (``build_row_ahead``).
+        self._row_made: DraftAhead | None = None
         #: The request of an r whose compose dialog is being prepared ("preparing the mail").
         self._awaited: int | None = None
         #: The compose dialog of the reply built ahead, composed and mounted but not shown
@@ -297,22 +236,39 @@ class Compose(Component):
         self._draft_ahead = ahead
         self._start(self._build_ahead, ahead, target, group="reply-ahead")
 
-    def build_row_ahead(self, account_id: str, message_id: str, thread: Thread) -> None:
-        """A message read ahead under the list's cursor (issue 35): r's reply to it built, its dialog
-        filled and prepared hidden, before Enter. Only one that needs no other read; for ``thread``."""
+    def row_reply(self, account_id: str, message_id: str, thread: Thread,
+                  post: Callable[[DraftBuiltAhead], object]) -> Callable[[], None] | None:
+        """Worker thread: a message under the list's cursor just read ahead (issue 35). What builds
+        r's reply to it, to run on that read's own worker right after it hands the read over (no
+        worker of its own: started as the read landed, it began 1-17 ms later while Enter held the
+        UI thread, reply14). ``post`` sends its DraftBuiltAhead after that read's message, in order.
+        Only a reply that needs no other read; None: none (tags: a batch in the making)."""
+        self._row_made = None
+        if not ROWS_AHEAD or not thread.messages or self._screen.threads.thread_list.tags:
+            return None
+        target = ComposeTarget("", account_id=account_id, message_id=message_id, source=thread.messages[0])
+        made = self._row_made = DraftAhead(target.key, thread)  # adopted by build_row_ahead
+        return partial(self._build_ahead, made, target, True, post)
+
+    def build_row_ahead(self, thread: Thread) -> None:
+        """A message read ahead under the list's cursor came (issue 35): r's reply to it, built on
+        the read's worker (``row_reply``), is adopted; its dialog is filled and prepared hidden
+        once built, before Enter. For ``thread`` only, the message as read ahead."""
         kept = self._dialog_ahead
         if kept is not None and kept[0].thread is not self._screen.reader.thread:
             self._drop_dialog_ahead()  # the row's before: kept empty-handed, filled with this one's
+        made, self._row_made = self._row_made, None
         self._row_ahead = None
-        if not ROWS_AHEAD or not self._screen.session.is_open or not thread.messages or self._screen.threads.thread_list.tags:
-            return  # (tags: a batch in the making, its key comes next)
-        target = ComposeTarget("", account_id=account_id, message_id=message_id, source=thread.messages[0])
-        self._row_ahead = DraftAhead(target.key, thread)
-        self._start(self._build_ahead, self._row_ahead, target, True, group="reply-row-ahead")
+        if made is None or made.thread is not thread or not self._screen.session.is_open \
+                or self._screen.threads.thread_list.tags:
+            return  # (tags since: its build is dropped when it comes)
+        self._row_ahead = made
 
-    def _build_ahead(self, ahead: DraftAhead, target: ComposeTarget, personal_only: bool = False) -> None:
-        # One at a time: the next message read cancels the build of the one before (exclusive),
-        # which stops before its reads rather than race the new one for the server and the GIL.
+    def _build_ahead(self, ahead: DraftAhead, target: ComposeTarget, personal_only: bool = False,
+                     post: Callable[[DraftBuiltAhead], object] | None = None) -> None:
+        # The reader's: one at a time, the next message read cancels the build of the one before
+        # (exclusive), which stops before its reads rather than race the new one for the server and
+        # the GIL. The row's (``row_reply``) runs on its read's worker and reads nothing.
         worker = get_current_worker()
         try:
             built = None if worker.is_cancelled else self._build_compose(target, personal_only)
@@ -322,7 +278,7 @@ class Compose(Component):
         finally:
             ahead.done.set()
         if ahead.built is not None and not worker.is_cancelled:
-            self.post_message(DraftBuiltAhead(ahead))
+            (post or self.post_message)(DraftBuiltAhead(ahead))
 
     def on_draft_built_ahead(self, message: DraftBuiltAhead) -> None:
         message.stop()  # this widget's own answer: the screen does not see it
@@ -355,6 +311,7 @@ class Compose(Component):
         dialog = self._take_blank(dict(built.forms), built.where)
         if dialog is None:
             dialog = ComposeDialog(dict(built.forms), where=built.where, cursor_blink=self._screen.shell.cursor_blink)
+            dialog.hold = self._screen.reading.after_open  # its layout and frame wait for a thread Enter opens
             start_screen(self._screen.app, dialog)
         self._dialog_ahead = (ahead, dialog)
 
@@ -368,6 +325,7 @@ class Compose(Component):
         from mailtriage.tui.dialogs.compose import ComposeDialog  # why: loaded by the dialogs ahead
 
         self._blank = ComposeDialog.blank(cursor_blink=self._screen.shell.cursor_blink)
+        self._blank.hold = self._screen.reading.after_open  # its layout and frame wait for a thread Enter opens
         start_screen(self._screen.app, self._blank)
 
     def _take_blank(self, forms: dict[str, ComposeForm], where: str, note: str | None = None) -> ComposeDialog | None:

@@ -27,7 +27,8 @@ from mailtriage.application import Thread, ThreadId
 from mailtriage.tui.controllers.component import Component
 from mailtriage.tui.errors import error_line, is_connection_problem
 from mailtriage.tui.mailbox_rows import MAILBOX_KIND, MailboxRow
-from mailtriage.tui.messages import CaseLoaded, MessageReadAhead, ReaderFailed, ThreadLoaded, ThreadUrlReady, UrlFailed
+from mailtriage.tui.messages import (CaseLoaded, DraftBuiltAhead, MessageReadAhead, ReaderFailed, ThreadLoaded,
+                                     ThreadUrlReady, UrlFailed)
 from mailtriage.tui.panes.reader import ThreadView, prepare_texts
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.sanitize import inert, inert_text
@@ -334,7 +335,8 @@ class Reading(Component):
         """The list's cursor moved (``ThreadList.Highlighted``, routed by the screen). The cursor
         rests on a personal account's message: read it before Enter asks. At once on a folder
         just opened (Enter may follow the first paint), else when the cursor has rested a moment
-        (keys typed in a burst, 200 v's, read nothing); one read at a time."""
+        (keys typed in a burst read nothing); one read at a time, none while rows are tagged (f on
+        200 tagged rows waited for a read ahead of the row the cursor rested on)."""
         screen = self._screen
         if not self._dialogs_ahead:  # a list is shown: the dialogs get ready once it has painted
             self._dialogs_ahead = True
@@ -349,6 +351,9 @@ class Reading(Component):
         if self._ahead_timer is not None:
             self._ahead_timer.stop()
             self._ahead_timer = None
+        if listing.tags:  # a batch in the making: its key comes next, and the connection is its (reply15)
+            self._ahead_wanted = None
+            return
         if self._ahead_rows is not listing.rows:
             self._ahead_rows = listing.rows
             self._read_ahead_next()
@@ -380,7 +385,14 @@ class Reading(Component):
             prepare_texts(thread)  # what the reader shows, made here and not after Enter (issue 35)
         except Exception:  # noqa: BLE001 - made again when shown, where a failure is reported
             pass
+        # r's reply to it is built here, after the read is handed over (compose's row_reply).
+        build = screen.composing.row_reply(key[0], key[1], thread, self.post_message)
         self.post_message(MessageReadAhead(key[0], key[1], thread))
+        if build is not None:
+            build()  # its DraftBuiltAhead comes here after the read's message: compose takes it
+
+    def on_draft_built_ahead(self, message: DraftBuiltAhead) -> None:
+        self._screen.composing.on_draft_built_ahead(message)
 
     def _read_ahead_failed(self, key: tuple[str, str]) -> None:
         self._ahead_running = None
@@ -392,8 +404,8 @@ class Reading(Component):
         self._read_ahead_next()
 
     def on_message_read_ahead(self, message: MessageReadAhead) -> None:
-        """An account message read ahead came: kept, shown if Enter waits for it, else r's reply
-        to it is built too (issue 35: r typed as the body shows only shows it)."""
+        """An account message read ahead came: kept, shown if Enter waits for it; r's reply to it,
+        built on its worker, is compose's (issue 35: r typed as the body shows only shows it)."""
         message.stop()
         key = (message.account_id, message.message_id)
         self._ahead_running = None
@@ -401,7 +413,7 @@ class Reading(Component):
         waiting, self._ahead_open = self._ahead_open, None
         if waiting is not None and waiting[1] == key and self._screen.is_current("reader", waiting[0]):
             self._show_read(waiting[0], message.thread, key[0])  # its reply built now too, not after its paint
-        self._screen.composing.build_row_ahead(key[0], key[1], message.thread)
+        self._screen.composing.build_row_ahead(message.thread)
         self._read_ahead_next()
 
     # -- the dialogs ahead (issue 35): the first r or f of a process no longer loads them ----
@@ -419,22 +431,10 @@ class Reading(Component):
     def _import_dialogs_ahead(self) -> None:
         from mailtriage.tui.dialogs import ahead  # why: not on the first screen (test_startup_imports)
 
-        ahead.import_dialogs()  # off the UI thread
-        self._screen.app.call_from_thread(self.after_open, self._dialog_css_ahead)
-
-    def _dialog_css_ahead(self) -> None:
-        from mailtriage.tui.dialogs import ahead  # why: loaded by the worker above
-
-        ahead.load_dialog_css(self._screen.app)
-        self._screen.call_after_refresh(self.after_open, self._dialog_widgets_ahead)  # the next step in its own turn
-
-    def _dialog_widgets_ahead(self) -> None:
-        from mailtriage.tui.dialogs import ahead  # why: loaded by the worker above
-
+        ahead.import_dialogs()  # off the UI thread; then the UI thread's steps (the last: an empty compose dialog)
         screen = self._screen
-        ahead.register_dialog_widgets(screen.shell)
-        # an empty compose dialog, hidden, in its own turn
-        screen.call_after_refresh(self.after_open, screen.composing.keep_compose_ready)
+        screen.app.call_from_thread(ahead.ready_in_turns, screen.shell, self.after_open, screen.call_after_refresh,
+                                    screen.composing.keep_compose_ready)
 
     # -- thread URL ------------------------------------------------------------------------
     def show_thread_url(self) -> None:

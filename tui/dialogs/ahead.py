@@ -23,6 +23,8 @@ from mailtriage.tui import textual_private
 from mailtriage.tui.dialogs import DIALOG_CSS
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from textual.app import App
     from textual.widget import Widget
 
@@ -50,6 +52,22 @@ def load_dialog_css(app: App) -> None:
     sheet.read(DIALOG_CSS)
     sheet.reparse()
     sheet.update(app)
+
+
+def ready_in_turns(app: MailTriageApp, hold: Callable[[Callable[[], object]], None],
+                   after_refresh: Callable[..., object], last: Callable[[], object]) -> None:
+    """UI thread, once ``import_dialogs`` ran: the dialogs' stylesheet, then their widgets' CSS,
+    then ``last``, each in its own turn of the event loop and each through ``hold`` (the reading
+    controller's ``after_open``: it waits for a thread Enter is opening)."""
+    def css() -> None:
+        load_dialog_css(app)
+        after_refresh(hold, widgets)
+
+    def widgets() -> None:
+        register_dialog_widgets(app)
+        after_refresh(hold, last)
+
+    hold(css)
 
 
 def register_dialog_widgets(app: MailTriageApp) -> None:

@@ -16,6 +16,7 @@ import os
 import shlex
 import subprocess
 import tempfile
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
@@ -38,8 +39,8 @@ from mailtriage.tui.textual_private import FrameAhead, css_updates, hidden, hidd
 #: Seconds the dialog mounted ahead is left unchanged before it is laid out and rendered, hidden
 #: (issue 35: its footer's keys come in a burst of changes, each a layout of its own).
 PREPARE_AFTER = 0.03
-#: Seconds after a filled dialog's prepare before its push's frame is rendered (FrameAhead).
-FRAME_AFTER = 0.001
+#: Seconds before a prepare put off for what the app has queued (a key typed meanwhile) is tried again.
+PREPARE_AGAIN = 0.002
 
 FIELDS = (("to", "To"), ("cc", "Cc"), ("subject", "Subject"), ("attach", "Attach"))
 
@@ -67,13 +68,16 @@ class ComposeDialog(FrameAhead, ModalScreen["ComposeForm | None"], bindings.KeyC
         self._ahead = False
         self._prepared = False
         self._prepare_timer: Timer | None = None
-        self._frame_timer: Timer | None = None  # the push's frame, rendered after a filled prepare
         #: Filled while hidden (``fill``): what changed is prepared at once, not after PREPARE_AFTER.
         self._filled = False
         #: Composed and mounted (its widgets can be filled: ``fill``).
         self._mounted = False
         #: The field focused on mount (None: the form's first empty one, ``_first_field``).
         self._first: str | None = None
+        #: Runs a step of the hidden dialog's prepare now, or once the thread Enter is opening is on
+        #: the screen (the reading controller's ``after_open``); None: now.
+        self.hold: Callable[[Callable[[], object]], None] | None = None
+        self._holding = False  # a prepare is held (one at a time)
 
     @classmethod
     def blank(cls, *, cursor_blink: bool = True) -> ComposeDialog:
@@ -222,7 +226,7 @@ class ComposeDialog(FrameAhead, ModalScreen["ComposeForm | None"], bindings.KeyC
         # Filled (the reply built ahead, r about to come: typed as the body shows, it often
         # came within the 30 ms), what the fill changed is prepared as soon as it is in: its
         # widgets' updates come one by one, no burst of keys (a fill changes none).
-        if self._ahead and hidden(self) and (not self._prepared or hidden_changed(self)):
+        if self._ahead and hidden(self) and (not self._prepared or hidden_changed(self)) and not self._holding:
             if self._prepare_timer is not None:
                 self._prepare_timer.stop()
             if self._filled and self._prepared:
@@ -237,22 +241,31 @@ class ComposeDialog(FrameAhead, ModalScreen["ComposeForm | None"], bindings.KeyC
         return self._prepared and self._prepare_timer is None and (not self._filled or self.frame_kept)
 
     def _prepare(self) -> None:
+        # Put off while the app has a key to handle and held while Enter opens a thread (reply15,
+        # issue 35): the reply to the row read ahead is filled as its read lands, and its layout
+        # and frame (~7 ms) came between a key typed just then and its body's frame.
         self._prepare_timer = None
-        if self._ahead and hidden(self):
-            prepare_hidden(self, first=not self._prepared)
-            self._prepared = True
-            if self._filled:  # r is on its way (the reply built ahead is in): the frame its push writes
-                # too, in a step of the event loop of its own (a timer's: a message to the dialog ran in
-                # the same step), so an r that comes first does not wait for it (~5 ms more; in one
-                # step with the prepare, r typed as the body showed waited for both: tmux traces)
-                if self._frame_timer is not None:
-                    self._frame_timer.stop()
-                self._frame_timer = self.set_timer(FRAME_AFTER, self._prepare_frame)
+        if self._filled and self.app.message_queue_size:  # a key typed meanwhile (Enter) goes first
+            self._prepare_timer = self.set_timer(PREPARE_AGAIN, self._prepare)
+        elif self.hold is None:
+            self._prepare_now()
+        elif not self._holding:
+            self._holding = True
+            self.hold(self._unheld)
 
-    def _prepare_frame(self) -> None:
-        self._frame_timer = None
-        if self._ahead and hidden(self) and not hidden_changed(self):  # else prepared again first
-            self.keep_frame_ahead(prepare_hidden(self, first=False, frame=True))
+    def _unheld(self) -> None:
+        self._holding = False
+        self._prepare_now()
+
+    def _prepare_now(self) -> None:
+        """Mounted ahead and hidden: lay it out and render it now; filled (r is on its way), the
+        frame its push writes too (``FrameAhead``), in the same full render: a partial render
+        then a full one, a timer's step apart, were ~2 ms more on r's path (reply15's traces)."""
+        if self._ahead and hidden(self):
+            text = prepare_hidden(self, first=not self._prepared, frame=self._filled)
+            self._prepared = True
+            if self._filled:
+                self.keep_frame_ahead(text)
 
     # -- the form in the widgets ------------------------------------------------------
     def _load(self, form: ComposeForm) -> None:
