@@ -38,6 +38,18 @@ def shown(app) -> list[str]:
     return [options.get_option_at_index(i).prompt.plain.split("  ")[0] for i in range(options.option_count)]
 
 
+async def test_the_move_picker_lists_full_paths_sorted_with_the_inbox_first():
+    """(from tests/tui/test_words.py: issue 35 §6, leaf names in server order)"""
+    app = PickerHost()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        assert shown(app) == ["INBOX", "Archive", "Lists/announce", "Lists/dev", "Trash"]
+        assert app.screen.query_one("#folder-picker-list").highlighted == 1  # the first folder the messages can go to
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert app.picked == ["Lists.announce"]  # the ID of the folder picked, by its path
+
+
 async def test_typing_narrows_the_move_picker_and_enter_moves_to_the_first_match():
     app = PickerHost()
     async with app.run_test(size=(100, 30)) as pilot:
