@@ -54,7 +54,10 @@ async def test_typing_narrows_the_move_picker_and_enter_moves_to_the_first_match
     app = PickerHost()
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
-        await pilot.press(*"is")  # Lists/…: letters type, they do not move the cursor
+        await pilot.press(*"are")  # a path, not the current folder's "(the messages are here)"
+        await pilot.pause()
+        assert shown(app) == []
+        await pilot.press("backspace", "backspace", "backspace", *"is")  # Lists/…: letters type, not move
         await pilot.pause()
         assert shown(app) == ["Lists/announce", "Lists/dev"]
         assert app.screen.query_one("#folder-picker-filter").value == "is"

@@ -23,12 +23,13 @@ from textual.widgets.option_list import Option
 from mailtriage.tui import bindings
 from mailtriage.tui.dialogs import DIALOG_CSS
 
-#: A choice: its key (what the dialog dismisses with), its label (already inert), whether it can be taken.
-Choice = tuple[str, Text, bool]
+#: A choice: its key (what the dialog dismisses with), its label (already inert), whether it can be
+#: taken, and the text typing narrows on (the name or path: not a note such as "the messages are here").
+Choice = tuple[str, Text, bool, str]
 
 
 class NarrowedChoices(Vertical):
-    """A filter field over a list: typing narrows the choices to the labels that hold what is
+    """A filter field over a list: typing narrows the choices to those whose name holds what is
     typed (any case, anywhere), Up/Down move over those that can be taken, and the dialog's
     Enter takes :meth:`highlighted_key`. The field keeps the focus, so letters always type."""
 
@@ -55,8 +56,8 @@ class NarrowedChoices(Vertical):
 
     def _matching(self, typed: str) -> list[Option]:
         needle = typed.casefold()
-        return [Option(label, id=key, disabled=not takes) for key, label, takes in self.choices
-                if needle in label.plain.casefold()]
+        return [Option(label, id=key, disabled=not takes) for key, label, takes, matched in self.choices
+                if needle in matched.casefold()]
 
     @on(Input.Changed)
     def _narrow(self, event: Input.Changed) -> None:
@@ -114,7 +115,7 @@ class FolderJump(ModalScreen[str | None], bindings.KeyContext):
     def compose(self) -> ComposeResult:
         with Vertical(id="folder-jump-box", classes="dialog"):
             yield Static(Text(self.title_text, "bold"), classes="dialog-title")
-            yield NarrowedChoices([(key, label, True) for key, label in self.choices],
+            yield NarrowedChoices([(key, label, True, label.plain) for key, label in self.choices],
                                   placeholder="type to narrow, Enter opens", cursor_blink=self._cursor_blink,
                                   field_id="folder-jump-filter", list_id="folder-jump-list")
             more = Static(Text(self.more or ""), id="folder-jump-more")
@@ -125,7 +126,7 @@ class FolderJump(ModalScreen[str | None], bindings.KeyContext):
     def add_choices(self, choices: list[tuple[str, Text]], *, takes: bool = True, done: bool = False) -> None:
         """More choices (an account's folders; ``takes`` False: a line that cannot be taken, why
         an account has none); ``done``: nothing more is coming."""
-        self.query_one(NarrowedChoices).add([(key, label, takes) for key, label in choices])
+        self.query_one(NarrowedChoices).add([(key, label, takes, label.plain) for key, label in choices])
         if done:
             self.query_one("#folder-jump-more").display = False
 

@@ -50,7 +50,7 @@ class FolderPicker(ModalScreen[str | None], bindings.KeyContext):
                     label.append(f"  {folder.role}", "dim")
                 if folder.id == self.current:
                     label.append("  (the messages are here)", "italic")
-                choices.append((folder.id, label, folder.id != self.current))
+                choices.append((folder.id, label, folder.id != self.current, path))
             yield NarrowedChoices(choices, placeholder="type to narrow, Enter moves", cursor_blink=self._cursor_blink,
                                   field_id="folder-picker-filter", list_id="folder-picker-list")
             with Horizontal(classes="dialog-buttons"):
