@@ -119,3 +119,14 @@ async def test_every_theme_a_picker_offers_is_measured(tmp_path):
 @pytest.mark.parametrize("theme", [t.name for t in THEMES])
 async def test_theme_reaches_4_5_to_1(tmp_path, theme):
     assert await low_contrast_in(theme, tmp_path) == []
+
+
+def test_a_textual_theme_in_the_settings_is_not_used_and_the_start_says_so(tmp_path):
+    """Not offered, not taken from the settings file either: it was never measured."""
+    from mailtriage.core.settings import UserSettings
+
+    settings = UserSettings(tmp_path / "config.toml", {"theme": "solarized-light"})
+    app = make_app(tmp_path, settings=settings)
+    assert app.theme == "mailtriage-dark"
+    assert any(problem.startswith("theme 'solarized-light' is unknown; using mailtriage-dark")
+               for problem in app.startup_problems)
