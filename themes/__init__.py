@@ -3,8 +3,8 @@
 Each theme is a :class:`textual.theme.Theme` plus a ``.tcss`` file beside this module
 whose rules are scoped to the class Textual puts on the App for the active theme
 (``-theme-<name>``), so a theme can adjust more than colours (borders, text styles)
-without touching the app's own stylesheet. The app's stylesheet uses only Textual's
-standard theme variables, so Textual's built-in themes keep working too.
+without touching the app's own stylesheet. The app offers only these (tui/app.py unregisters
+Textual's built-ins): each is measured at 4.5:1 by tests/tui/test_theme_contrast.py.
 """
 
 from __future__ import annotations

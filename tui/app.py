@@ -92,6 +92,10 @@ class MailTriageApp(IdleCollection, StartupKeys, FirstScreen, Toasts, App[int], 
         self._cache_said = False  # the one notice that the caches cannot be written
         self._cache_watch = lambda: None  # unsubscribes from the op log (set on mount)
 
+        # Only the themes measured at 4.5:1 (tests/tui/test_theme_contrast.py) are offered, by
+        # Ctrl+t and by Textual's own "Theme" command: its built-ins read as low as 2.6:1 here.
+        for name in list(self.available_themes):
+            self.unregister_theme(name)
         for theme in THEMES:
             self.register_theme(theme)
         self.mailtriage_themes = [t.name for t in THEMES]

@@ -239,12 +239,11 @@ ATTACHMENTS = [
 
 FOLDER_PICKER = [
     _b("escape", "cancel", "Cancel (move nothing)", "folder_picker.cancel"),
-    # priority: the list's own (hidden) Enter would take the key in the footer; on the Cancel button it presses it
+    # priority: the filter field's own (hidden) Enter would take the key in the footer; on the Cancel button it presses it
     _b("enter", "pick", "Move here", "folder_picker.pick", priority=True),
-    _b("j,down", "cursor_down", "Down", "folder_picker.down", show=False),
-    _b("k,up", "cursor_up", "Up", "folder_picker.up", show=False),
-    _b("g,home", "first", "First", "folder_picker.first", show=False),
-    _b("G,end", "last", "Last", "folder_picker.last", show=False),
+    # letters type into the filter (as in the change-folder picker): j k g G narrow, arrows move
+    _b("down", "cursor(1)", "Next match", "folder_picker.down", show=False),
+    _b("up", "cursor(-1)", "Previous match", "folder_picker.up", show=False),
 ]
 
 HEADERS_DIALOG = [

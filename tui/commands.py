@@ -67,12 +67,10 @@ class MailtriageCommands(Provider):
 
 
 class ThemeCommands(Provider):
-    """Ctrl+t: the themes only, mailtriage's first."""
+    """Ctrl+t: the themes only (the app registers only its own, each measured at 4.5:1)."""
 
     def _themes(self) -> list[str]:
-        ours = bindings.themes_of(self.app)
-        others = sorted(name for name in self.app.available_themes if name not in ours)
-        return ours + others
+        return list(self.app.available_themes)
 
     def _set(self, name: str) -> None:
         self.app.theme = name

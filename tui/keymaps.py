@@ -31,8 +31,8 @@ MUTT: dict[str, str] = {
     "threads.first": "equals_sign,home",
     "threads.last": "asterisk,G,end",
     # the other lists too (= and * are mutt's generic first-entry / last-entry); g and G stay
-    **{f"{pane}.first": "equals_sign,g,home" for pane in ("sources", "folders", "tracker", "queue", "folder_picker")},
-    **{f"{pane}.last": "asterisk,G,end" for pane in ("sources", "folders", "tracker", "queue", "folder_picker")},
+    **{f"{pane}.first": "equals_sign,g,home" for pane in ("sources", "folders", "tracker", "queue")},
+    **{f"{pane}.last": "asterisk,G,end" for pane in ("sources", "folders", "tracker", "queue")},
     # displaced by the above: previous search match (mutt's N), tracker issue (s), tracker pane (t)
     "threads.previous_match": "p",
     "threads.issue": "I",

@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     from textual.screen import Screen
 
 NARROW_WIDTH = 100
+#: Below this many rows (80x24) the empty reader folds to its hint until a thread is opened,
+#: and the thread list has the rows (issue 35: the empty reader took 13 of 22, the list 6).
+SHORT_HEIGHT = 30
 #: The sidebar's columns (app.tcss), and its least when the addresses it shows need more.
 SIDEBAR_WIDTH = 34
 #: The tracker pane's (app.tcss) and a readable thread list's columns: below the sidebar's width
@@ -33,6 +36,14 @@ def set_width_classes(screen: Screen, width: int) -> None:
     sidebar = fit_sidebar(screen, width)
     screen.set_class(width < NARROW_WIDTH, "-narrow")
     screen.set_class(width < sidebar + TRACKER_WIDTH + LIST_WIDTH, "-crowded")
+    screen.set_class(screen.app.size.height < SHORT_HEIGHT, "-short")
+
+
+def reader_holds_thread(screen: Screen, held: bool) -> None:
+    """The reader shows (or loads) a thread, or is empty again: on a short terminal the empty
+    reader folds (app.tcss). Tall, the class styles nothing: set without a restyle of the
+    screen (the -short a resize sets restyles with it), as fold_panes does."""
+    screen.set_class(held, "-reader-open", update=screen.has_class("-short"))
 
 
 # -- the sidebar: the security addresses in full ----------------------------------------
@@ -100,7 +111,8 @@ def tracker_folded_away(screen: Screen) -> bool:
 
 def fold_panes(screen: Screen) -> None:
     """Fold what the focus left: the tracker, the sidebar (narrow; issue 35: it unfolds while
-    it has the focus), and give the reader the room while it is read (narrow)."""
+    it has the focus), and give the reader the room while it is read (narrow, or short: the
+    empty reader folded there unfolds while it has the focus)."""
     # Wide, these classes style nothing (app.tcss: only with -narrow): kept right, but no
     # restyle of every widget on each focus move (~20-50 ms of Enter -> body, issue 35);
     # the -narrow a resize sets restyles with them.
@@ -108,7 +120,7 @@ def fold_panes(screen: Screen) -> None:
     folds = narrow or (screen.has_class("-crowded") and screen.has_class("-tracker"))
     screen.set_class(not tracker_has_focus(screen), "-tracker-folded", update=folds)
     screen.set_class(focus_within(screen, "#sidebar"), "-sidebar-open", update=folds)
-    screen.set_class(focus_within(screen, "#reader-pane"), "-reading", update=narrow)
+    screen.set_class(focus_within(screen, "#reader-pane"), "-reading", update=narrow or screen.has_class("-short"))
 
 
 def mark_active_pane(screen: Screen, previous: DOMNode | None) -> DOMNode | None:

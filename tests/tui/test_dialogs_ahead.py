@@ -292,7 +292,7 @@ async def test_the_dialog_made_ahead_shows_as_the_one_made_on_the_key_without_a_
         await pilot.press("enter")
         await settle(pilot)
         assert dialog_ahead(app) is not None and isinstance(app.main.composing, Compose)
-        app.theme = "textual-light" if app.theme != "textual-light" else "textual-dark"
+        app.theme = "mailtriage-light" if app.theme != "mailtriage-light" else "mailtriage-dark"
         await settle(pilot)
         themed = await _shown_by_r(app, pilot)
         assert themed != ahead and themed == await _shown_by_r(app, pilot)

@@ -72,9 +72,9 @@ async def test_import_is_not_offered_on_a_personal_accounts_messages():
 
 
 #: The lists of the app: each moves down, up, to its first and to its last row with j k g G.
+# (not the move and change-folder pickers: letters type into their filter there, the arrows move)
 LISTS = {"Thread list": bindings.THREAD_LIST, "Sources pane": bindings.SOURCES, "Lists pane": bindings.FOLDERS,
-         "Tracker pane": bindings.TRACKER, "Triage queue": bindings.QUEUE,
-         "Folder picker (move)": bindings.FOLDER_PICKER}
+         "Tracker pane": bindings.TRACKER, "Triage queue": bindings.QUEUE}
 
 
 def test_every_list_moves_with_the_same_keys():
@@ -144,7 +144,7 @@ def dialog_footer(app) -> list[str]:
     return [key.description for key in app.screen.query("FooterKey")]
 
 
-async def the_move_picker_moves_with_j_k_g_G_and_enter_moves_there(app, pilot) -> None:
+async def the_move_picker_narrows_as_typed_and_enter_moves_there(app, pilot) -> None:
     from mailtriage.tui.dialogs.folder_picker import FolderPicker
     from mailtriage.tui.dialogs.proposal import ProposalDialog
     from textual.widgets import OptionList
@@ -156,11 +156,14 @@ async def the_move_picker_moves_with_j_k_g_G_and_enter_moves_there(app, pilot) -
     assert "Move here" in dialog_footer(app)
     folders = app.screen.query_one(OptionList)
     assert folders.highlighted == 1  # INBOX (the message is there) cannot be picked: Archive
-    for key, index in (("j", 2), ("k", 1), ("G", folders.option_count - 1), ("g", 1)):
+    for key, index in (("down", 2), ("up", 1)):
         await pilot.press(key)
         await settle(pilot)
         assert folders.highlighted == index, key
-    await pilot.press("j", "enter")  # Drafts
+    await pilot.press(*"dra")  # letters narrow (the change-folder picker's filter): Drafts only
+    await settle(pilot)
+    assert folders.option_count == 1 and folders.highlighted == 0
+    await pilot.press("enter")
     await settle(pilot)
     assert isinstance(app.screen, ProposalDialog)
     assert "Drafts" in screen_text(app)
@@ -417,7 +420,7 @@ async def test_the_demos_panes_queue_and_dialogs_offer_and_take_their_keys(demo_
         await the_attachments_dialog_offers_its_view_keys_once_something_is_viewed(app, pilot)
         await back_to_the_list(pilot)  # the INBOX, the cursor on the message just read
         assert "Threads · demo · INBOX" in screen_text(app)
-        await the_move_picker_moves_with_j_k_g_G_and_enter_moves_there(app, pilot)
+        await the_move_picker_narrows_as_typed_and_enter_moves_there(app, pilot)
 
 
 async def test_the_full_headers_and_the_queues_filters_offer_and_take_their_keys(demo_dir):

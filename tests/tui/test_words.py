@@ -87,36 +87,6 @@ async def test_a_toast_leaves_the_status_lines_readable(tmp_path):
         assert all(not toast.overlaps(status) for toast in toasts for status in statuses), (toasts, statuses)
 
 
-async def test_the_move_picker_lists_full_paths_sorted_with_the_inbox_first():
-    from mailtriage.backends.mailbox_contract import MailFolder
-    from mailtriage.tui.dialogs.folder_picker import FolderPicker
-
-    server_order = [MailFolder("Trash", "Trash", None, "trash", 0, 0),
-                    MailFolder("Lists", "Lists", None, None, 0, 0, selectable=False),
-                    MailFolder("Lists.dev", "dev", "Lists", None, 0, 3),
-                    MailFolder("Archive", "Archive", None, "archive", 0, 0),
-                    MailFolder("INBOX", "INBOX", None, "inbox", 1, 2),
-                    MailFolder("Lists.announce", "announce", "Lists", None, 0, 1)]
-
-    class PickerHost(App):
-        picked: list = []
-
-        def on_mount(self) -> None:
-            self.push_screen(FolderPicker(server_order, current="INBOX", count=1, account_id="work"),
-                             callback=self.picked.append)
-
-    app = PickerHost()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.pause()
-        options = app.screen.query_one("#folder-picker-list")
-        shown = [str(options.get_option_at_index(i).prompt).split("  ")[0] for i in range(options.option_count)]
-        assert shown == ["INBOX", "Archive", "Lists/announce", "Lists/dev", "Trash"]
-        assert options.highlighted == 1  # the first folder the messages can go to
-        await pilot.press("down", "enter")
-        await pilot.pause()
-        assert app.picked == ["Lists.announce"]  # the ID of the folder picked, by its path
-
-
 async def test_a_blocked_proposal_does_not_offer_ctrl_s_and_says_why_when_pressed():
     """The dimmed "^s Confirm and write" of a blocked proposal (a draft already pending) was
     still on show, and ctrl+s did nothing: not offered now, and pressed it says why."""

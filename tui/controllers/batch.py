@@ -105,7 +105,8 @@ class Batch(Component):
         from mailtriage.tui.dialogs.folder_picker import FolderPicker
 
         screen.app.push_screen(FolderPicker(message.folders, current=headers[0].folder_id, count=len(headers),
-                                            account_id=message.account_id), picked)
+                                            account_id=message.account_id, cursor_blink=screen.shell.cursor_blink),
+                               picked)
 
     def on_batch_ready(self, message: BatchReady) -> None:
         """The batch proposal: the proposal dialog."""

@@ -1,9 +1,13 @@
 """Change folder (``c``, mutt's change-folder, aerc's ``:cf``): jump to a list or folder by name.
 
 Offers what the lists pane offers right now (the project's lists, or the open account's
-folders with their full paths); typing narrows the choice, Enter opens the highlighted one
-(or the first that matches), Esc cancels. Names come from the server or project.md: they
-are shown inert. Dismisses with the pane's option index, or None.
+folders with their full paths) and, from the project's lists, every personal account's
+folders as ``account/folder`` (they arrive as the accounts answer: :meth:`FolderJump.add_choices`);
+typing narrows the choice, Enter opens the highlighted one (or the first that matches), Esc
+cancels. Names come from the server or project.md: they are shown inert. Dismisses with the
+key of the choice, or None.
+
+:class:`NarrowedChoices`, its filter field over the list, is the move picker's too (``M``).
 """
 
 from __future__ import annotations
@@ -19,69 +23,139 @@ from textual.widgets.option_list import Option
 from mailtriage.tui import bindings
 from mailtriage.tui.dialogs import DIALOG_CSS
 
+#: A choice: its key (what the dialog dismisses with), its label (already inert), whether it can be
+#: taken, and the text typing narrows on (the name or path: not a note such as "the messages are here").
+Choice = tuple[str, Text, bool, str]
 
-class FolderJump(ModalScreen[int | None], bindings.KeyContext):
+
+class NarrowedChoices(Vertical):
+    """A filter field over a list: typing narrows the choices to those whose name holds what is
+    typed (any case, anywhere), Up/Down move over those that can be taken, and the dialog's
+    Enter takes :meth:`highlighted_key`. The field keeps the focus, so letters always type."""
+
+    DEFAULT_CSS = """
+    NarrowedChoices { height: 1fr; }
+    NarrowedChoices > OptionList { height: 1fr; }
+    """
+
+    def __init__(self, choices: list[Choice], *, placeholder: str, cursor_blink: bool, field_id: str,
+                 list_id: str) -> None:
+        super().__init__()
+        self.choices = list(choices)
+        self._placeholder, self._cursor_blink = placeholder, cursor_blink
+        self._field_id, self._list_id = field_id, list_id
+        self._shown_for = ""  # the text the list is narrowed by
+
+    def compose(self) -> ComposeResult:
+        field = Input(placeholder=self._placeholder, id=self._field_id)
+        field.cursor_blink = self._cursor_blink  # the app's setting (off in tests: stable snapshots)
+        yield field
+        yield OptionList(*self._matching(""), id=self._list_id)
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).action_first()
+
+    def _matching(self, typed: str) -> list[Option]:
+        needle = typed.casefold()
+        return [Option(label, id=key, disabled=not takes) for key, label, takes, matched in self.choices
+                if needle in matched.casefold()]
+
+    @on(Input.Changed)
+    def _narrow(self, event: Input.Changed) -> None:
+        event.stop()
+        self._show(event.value)
+
+    def _show(self, typed: str) -> None:
+        self._shown_for = typed
+        options = self.query_one(OptionList)
+        kept = options.highlighted_option.id if options.highlighted_option is not None else None
+        options.set_options(self._matching(typed))
+        index = next((i for i in range(options.option_count) if options.get_option_at_index(i).id == kept), None)
+        if index is not None and not typed:
+            options.highlighted = index  # more choices arrived: the cursor stays where it was
+        else:
+            options.action_first()
+
+    def catch_up(self) -> None:
+        """The list narrowed by what the field holds now (its Changed may still wait behind a key
+        typed in the same burst: Enter or Ctrl+s)."""
+        typed = self.query_one(Input).value
+        if typed != self._shown_for:
+            self._show(typed)
+
+    def add(self, choices: list[Choice]) -> None:
+        """More choices (after those shown), narrowed by what is typed."""
+        self.choices.extend(choices)
+        self._show(self.query_one(Input).value)
+
+    def highlighted_key(self) -> str | None:
+        """The key of the highlighted choice (the first that matches), None when none can be taken."""
+        option = self.query_one(OptionList).highlighted_option
+        return option.id if option is not None and not option.disabled else None
+
+    def move(self, step: int) -> None:
+        options = self.query_one(OptionList)
+        if step > 0:
+            options.action_cursor_down()
+        else:
+            options.action_cursor_up()
+
+
+class FolderJump(ModalScreen[str | None], bindings.KeyContext):
     CSS_PATH = DIALOG_CSS
     key_context = "FolderJump"
     BINDINGS = bindings.FOLDER_JUMP
     DEFAULT_CSS = """
     FolderJump { align: center middle; background: $background 60%; }
     #folder-jump-box { max-width: 70; }
-    #folder-jump-list { height: 1fr; }
+    #folder-jump-more { color: $text-muted; }
     """
 
-    def __init__(self, choices: list[tuple[int, Text]], title: str, *, cursor_blink: bool = True) -> None:
-        """``choices``: (the lists pane's option index, its label, already inert)."""
+    def __init__(self, choices: list[tuple[str, Text]], title: str, *, cursor_blink: bool = True,
+                 more: str | None = None) -> None:
+        """``choices``: (a key, its label, already inert); ``more``: what is still being listed
+        (shown under the list until :meth:`add_choices` says it is done)."""
         super().__init__()
         self.choices = choices
         self.title_text = title
+        self.more = more
         self._cursor_blink = cursor_blink
-        self._narrowed = ""  # the filter the list shows
 
     def compose(self) -> ComposeResult:
         with Vertical(id="folder-jump-box", classes="dialog"):
             yield Static(Text(self.title_text, "bold"), classes="dialog-title")
-            field = Input(placeholder="type to narrow, Enter opens", id="folder-jump-filter")
-            field.cursor_blink = self._cursor_blink  # the app's setting (off in tests: stable snapshots)
-            yield field
-            yield OptionList(*self._options(""), id="folder-jump-list")
+            yield NarrowedChoices([(key, label, True, label.plain) for key, label in self.choices],
+                                  placeholder="type to narrow, Enter opens", cursor_blink=self._cursor_blink,
+                                  field_id="folder-jump-filter", list_id="folder-jump-list")
+            more = Static(Text(self.more or ""), id="folder-jump-more")
+            more.display = self.more is not None
+            yield more
         yield Footer()
 
-    def _options(self, typed: str) -> list[Option]:
-        needle = typed.casefold()
-        return [Option(label, id=str(index)) for index, label in self.choices if needle in label.plain.casefold()]
-
-    @on(Input.Changed)
-    def _narrow(self, event: Input.Changed) -> None:
-        self._narrow_to(event.value)
-
-    def _narrow_to(self, typed: str) -> None:
-        self._narrowed = typed
-        options = self.query_one(OptionList)
-        options.set_options(self._options(typed))
-        if options.option_count:
-            options.highlighted = 0
+    def add_choices(self, choices: list[tuple[str, Text]], *, takes: bool = True, done: bool = False) -> None:
+        """More choices (an account's folders; ``takes`` False: a line that cannot be taken, why
+        an account has none); ``done``: nothing more is coming."""
+        self.query_one(NarrowedChoices).add([(key, label, takes, label.plain) for key, label in choices])
+        if done:
+            self.query_one("#folder-jump-more").display = False
 
     def action_open(self) -> None:
         """Enter: the highlighted list or folder (the first that matches what is typed)."""
         bindings.after_typed(self.app, self._open)  # the filter typed before Enter, once handled (a burst)
 
     def _open(self) -> None:
-        typed = self.query_one(Input).value
-        if typed != self._narrowed:  # its Changed not handled yet (queued behind this)
-            self._narrow_to(typed)
-        options = self.query_one(OptionList)
-        if options.option_count and self.is_active:
-            self.dismiss(int(options.get_option_at_index(options.highlighted or 0).id or 0))
+        choices = self.query_one(NarrowedChoices)
+        choices.catch_up()
+        key = choices.highlighted_key()
+        if key is not None and self.is_active:
+            self.dismiss(key)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
-        self.dismiss(int(event.option.id or 0))
+        self.dismiss(event.option.id)
 
     def action_cursor(self, step: int) -> None:
-        options = self.query_one(OptionList)
-        if options.option_count:
-            options.highlighted = ((options.highlighted or 0) + step) % options.option_count
+        self.query_one(NarrowedChoices).move(step)
 
     def action_cancel(self) -> None:
         self.dismiss(None)

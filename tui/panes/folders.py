@@ -29,6 +29,7 @@ from mailtriage.tui.sanitize import inert_text
 
 if TYPE_CHECKING:
     from mailtriage.application import MailFolder
+    from mailtriage.tui.dialogs.folder_jump import FolderJump
 
 
 class FolderList(RowKeys, OptionList, inherit_bindings=False):
@@ -82,6 +83,9 @@ class FoldersPane(layout.SidebarPane):
         self._folders: list = []
         self._paths: list[str] = []
         self.requests = Requests()
+        #: ``c``'s dialog, and the account folders it offers: key -> (account, its folders, folder ID).
+        self._jump: FolderJump | None = None
+        self._jump_folders: dict[str, tuple[str, list, str]] = {}
 
     def compose(self) -> ComposeResult:
         yield FolderList(id="folder-list")
@@ -150,10 +154,14 @@ class FoldersPane(layout.SidebarPane):
 
     def on_account_folders_loaded(self, message: AccountFoldersLoaded) -> None:
         message.stop()
+        if self._to_jump(message):
+            return
         if self.requests.is_current("folders", message.request):
             self.show_folders(message.account_id, message.folders)
 
     def on_folders_failed(self, message: FoldersFailed) -> None:
+        if self._to_jump(message):
+            return  # bubbles on: the screen's error list
         if not drop_stale(self.requests, message):
             self.show_account_failure(failure_text(message))
 
@@ -207,23 +215,85 @@ class FoldersPane(layout.SidebarPane):
 
     # -- c: an entry by name ---------------------------------------------------------------
     def choose_by_name(self) -> None:
-        """``c``: pick a list or folder of this pane by name and open it (as Enter here would)."""
+        """``c``: pick a list or folder of this pane by name and open it (as Enter here would);
+        from the project's lists, every personal account's folders too (``account/folder``)."""
         folder_list = self.query_one(FolderList)
-        choices: list[tuple[int, Text]] = []
+        choices: list[tuple[str, Text]] = []
         for index in range(folder_list.option_count):
             option = folder_list.get_option_at_index(index)
             if not option.disabled and isinstance(option.prompt, Text):  # the pane's labels are inert Text
-                choices.append((index, option.prompt.copy()))
-        if not choices:
+                choices.append((f"option:{index}", option.prompt.copy()))
+        accounts = _account_ids(self) if self.account_id is None else []
+        if not choices and not accounts:
             self.notify("There is no list or folder to open yet.", severity="warning", markup=False)
             return
-        title = f"Change folder · account {self.account_id}" if self.account_id else "Change list"
+        title = (f"Change folder · account {self.account_id}" if self.account_id
+                 else "Change list or folder" if accounts else "Change list")
         # lazy: dialogs are not on the first screen (tests/tui/test_startup_imports.py)
         from mailtriage.tui.dialogs.folder_jump import FolderJump
 
-        def picked(index: int | None) -> None:
-            if index is not None and index < folder_list.option_count:
-                folder_list.highlighted = index
-                folder_list.action_select()  # as Enter in the lists pane: the pane opens it
+        self._jump_folders = {}
+        request = self.requests.new("jump")
 
-        self.app.push_screen(FolderJump(choices, title, cursor_blink=shell(self).cursor_blink), picked)
+        def picked(key: str | None) -> None:
+            self.requests.new("jump")  # what is still listed for the dialog is not wanted
+            if key is not None and key.startswith("option:") and int(key[7:]) < folder_list.option_count:
+                folder_list.highlighted = int(key[7:])
+                folder_list.action_select()  # as Enter in the lists pane: the pane opens it
+            elif key in self._jump_folders:
+                self._open_account_folder(*self._jump_folders[key])
+
+        more = "listing the accounts' folders …" if accounts else None
+        self._jump = FolderJump(choices, title, cursor_blink=shell(self).cursor_blink, more=more)
+        self.app.push_screen(self._jump, picked)
+        if accounts:
+            self._folders_for_jump(request, accounts)
+
+    @work(thread=True, exclusive=True, group="jump", exit_on_error=False)
+    def _folders_for_jump(self, request: int, accounts: list[str]) -> None:
+        for account_id in accounts:
+            try:
+                folders = service(self).account_folders(account_id)
+            except Exception as exc:
+                self.post_message(FoldersFailed(request, f"Listing the folders of {account_id} failed", exc))
+                continue
+            self.post_message(AccountFoldersLoaded(request, account_id, folders))
+        self.post_message(AccountFoldersLoaded(request, "", []))  # the last: nothing more is coming
+
+    def _to_jump(self, message: AccountFoldersLoaded | FoldersFailed) -> bool:
+        """Whether ``message`` answers the open change-folder dialog: then it is shown there."""
+        if self._jump is None or not self.requests.is_current("jump", message.request):
+            return False
+        if isinstance(message, FoldersFailed):  # a line in the dialog; the error list has the details
+            self._jump.add_choices([(f"failed:{message.request}", inert_text(message.title, style="italic"))],
+                                   takes=False)
+        elif not message.account_id:
+            self._jump.add_choices([], done=True)
+        else:
+            choices = []
+            for folder, path in folder_paths(list(message.folders)):
+                if folder.selectable:
+                    key = f"account:{len(self._jump_folders)}"
+                    self._jump_folders[key] = (message.account_id, list(message.folders), folder.id)
+                    choices.append((key, inert_text(f"{message.account_id}/{path}")))
+            self._jump.add_choices(choices)
+        return True
+
+    def _open_account_folder(self, account_id: str, folders: list, folder_id: str) -> None:
+        """A folder of another account picked by ``c``: the pane shows that account's folders (as
+        listed for the dialog) with it highlighted, and opens it as Enter on it here would."""
+        self.requests.new("folders")  # a listing still under way for the pane is superseded
+        self.show_folders(account_id, folders)
+        folder_list = self.query_one(FolderList)
+        index = next(i for i, folder in enumerate(self._folders) if folder.id == folder_id)
+        folder_list.highlighted = index + 1  # after "← project lists"
+        folder_list.action_select()
+
+
+def _account_ids(pane: FoldersPane) -> list[str]:
+    """The personal accounts of the settings file (none when its accounts table is broken: that
+    is reported at start-up)."""
+    try:
+        return list(service(pane).settings.accounts())
+    except Exception:
+        return []

@@ -21,7 +21,7 @@ from textual.widgets import Static
 from mailtriage.core.lean_dataclass import lean_dataclass  # @dataclass(eq=False), none of its exec'd code
 from mailtriage.application import Message, Thread
 from mailtriage.core.inert import sender_mismatch
-from mailtriage.tui import bindings
+from mailtriage.tui import bindings, layout
 from mailtriage.tui.focus_paint import OwnFocusPaint, PaintedText, SizedInPlace
 from mailtriage.tui.messages import Request
 from mailtriage.tui.panes.crypto import crypto_text, part_label
@@ -377,12 +377,14 @@ class ReaderPane(Vertical):
         self._showing_own = True
 
     def show_loading(self, subject: str) -> None:
+        layout.reader_holds_thread(self.screen, True)  # short, the folded reader opens (app.tcss)
         self.show_status("loading thread … (Esc cancels)")
         self.border_title = Text.assemble("Reading · ", inert_text(subject))
 
     def show_thread(self, thread: Thread, resolution, account_id: str | None = None) -> None:
         self.thread = thread
         self.resolution, self.account_id = resolution, account_id
+        layout.reader_holds_thread(self.screen, True)
         view = self.view
         notes, texts = thread_texts(thread)
         total = len(thread.messages)
@@ -409,6 +411,7 @@ class ReaderPane(Vertical):
 
     def show_nothing(self) -> None:
         """No thread open, as at start: the list beside now shows another source."""
+        layout.reader_holds_thread(self.screen, False)  # also after a load that never showed
         if self.thread is None:
             return
         self.thread, self.resolution, self.account_id, self._thread_status = None, None, None, ("", "", "")
