@@ -1,5 +1,5 @@
 """Keys typed in one burst into a dialog's field, then its Ctrl+s or Enter (issue 35 §3):
-the pipe, change folder, compose and proposal dialogs.
+the pipe, change folder, move picker, compose and proposal dialogs.
 
 tmux send-keys, a paste or a fast typist hands the app every key of the burst at once, as the
 terminal driver does here: each key posted to the app with no pause between them (Pilot's
@@ -19,6 +19,7 @@ from textual.widgets import Input, Static
 from mailtriage.application.flows.compose import ComposeForm
 from mailtriage.tui.dialogs.compose import ComposeDialog
 from mailtriage.tui.dialogs.folder_jump import FolderJump
+from mailtriage.tui.dialogs.folder_picker import FolderPicker
 from mailtriage.tui.dialogs.pipe import PipeDialog
 from mailtriage.tui.dialogs.proposal import ProposalDialog
 from tests.tui.helpers import make_app, settle, until
@@ -75,6 +76,17 @@ async def test_change_folder_enter_right_after_the_filter_opens_what_was_typed()
         burst(app, "secu", "enter")
         await idle(pilot)
         assert app.results == [2]
+
+
+async def test_move_picker_enter_right_after_the_filter_moves_to_what_was_typed():
+    from tests.tui.test_folder_pickers import FOLDERS
+
+    app = Host(FolderPicker(FOLDERS, current="INBOX", count=1, account_id="work", cursor_blink=False))
+    async with app.run_test() as pilot:
+        await idle(pilot)
+        burst(app, "announce", "enter")  # the first choice before narrowing is another folder
+        await idle(pilot)
+        assert app.results == ["Lists.announce"]
 
 
 async def test_compose_ctrl_s_right_after_typing_keeps_what_was_typed():
