@@ -117,9 +117,9 @@ def test_the_main_screen_methods_only_shrink():
 COMPONENTS = {"alerts": "Alerts", "banner": "Banner", "publish_mark": "PublishMark", "batch": "Batch",
               "keys": "ReaderKeys", "proposals": "Proposals", "accounts": "Accounts", "compose": "Compose",
               "listing": "Listing", "reading": "Reading", "thread_ahead": "ThreadAhead",
-              "reading_requests": "ReadingRequests", "jump": "Jump", "search": "Search"}
+              "jump": "Jump", "search": "Search"}
 #: Those that are hidden widgets running their work on themselves and taking its answers (their base).
-WIDGETS = {"compose", "proposals", "keys", "reading", "thread_ahead", "listing", "accounts", "batch", "reading_requests",
+WIDGETS = {"compose", "proposals", "keys", "reading", "thread_ahead", "listing", "accounts", "batch",
            "jump", "search"}
 
 

@@ -1,7 +1,7 @@
 """What MainScreen hands on between its components, and in which order (issue 36 §2).
 
 Enter on a row (``ThreadList.Opened``) has one handler, the component's that takes it
-(tui/controllers/reading_requests.py), which the screen calls: the listing's retry first,
+(``Reading``'s, tui/controllers/reading.py), which the screen calls: the listing's retry first,
 then the read. The retry forgets an outage's answer (the list's listing failed for a
 backend out of reach) before the read asks for the backend; in the other order the read is
 on its way, with the outage still believed, when it is forgotten (issue 33).

@@ -2,10 +2,10 @@
 
 The main screen's work is an area's own (tui/panes/area.py: the tracker, lists and thread
 panes run theirs) or a component's the screen holds (alerts, the banner, the
-unpublished-changes mark, batch, the reader's h and |, the proposals, personal accounts,
+unpublished-changes mark, batch, the reader's h, |, e and u, the proposals, personal accounts,
 compose, the listing, reading, the s jump, the search's hand-offs: tui/controllers/alerts.py,
 banner.py, publish_mark.py, batch.py, keys.py, proposals.py, accounts.py, compose.py,
-listing.py, reading.py, reading_requests.py, jump.py, search.py; issue 36 §2: no mixin is
+listing.py, reading.py, jump.py, search.py; issue 36 §2: no mixin is
 left, tests/tui/test_areas.py). Each is a hidden widget (component.py) that runs its workers
 on itself and takes their answers, and takes the Requests (tui/messages.py) it lists in
 ``TAKES``: the screen's one handler of them hands each on. This base of the main screen holds what the screen's work shares (the components', through the screen): the session,

@@ -16,8 +16,8 @@ empty dialog kept ready, the last composed mail (kept after a refusal, drafted a
 is in the screen's groups: preparing and proposing are "reply" work (Esc cancels it, a later proposal
 supersedes it), the reply built ahead is "reply-ahead" (for the row read ahead, before Enter, it is
 built on that read's own worker: ``row_reply``). What it asks of the reading controller goes through
-:class:`ReadingView`; the screen routes r, A, F and C (``ReplyRequested``) here and the proposals it
-builds (``ProposalReady``, ``ProposalFailed``) to the proposals, which call :meth:`Compose.after_write`,
+:class:`ReadingView`; it takes r, A, F and C (``ReplyRequested``: the screen hands them on), and
+the proposals it builds (``ProposalReady``, ``ProposalFailed``) go to the proposals, which call :meth:`Compose.after_write`,
 :meth:`Compose.compose_kept` and :meth:`Compose.compose_again_in_clear`. What a compose answers and
 what it builds (``ComposeTarget``, ``Built``, ``DraftAhead``) are in tui/compose_target.py.
 """
@@ -34,6 +34,8 @@ from mailtriage.tui.controllers.component import Component
 from mailtriage.tui.compose_target import Built, ComposeTarget, DraftAhead, pending_words
 from mailtriage.tui.mailbox_rows import MailboxRow
 from mailtriage.tui.messages import ComposeReady, DraftBuiltAhead, ProposalFailed, ProposalReady
+from mailtriage.tui.panes.reader import ThreadView
+from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.sanitize import inert
 from mailtriage.tui.textual_private import start_screen
 
@@ -119,6 +121,12 @@ class Compose(Component):
         if thread_id is None:
             return "Open a thread first (Enter), then reply with r, A or F."
         return ComposeTarget(what, thread=thread, thread_id=thread_id)
+
+    def on_thread_list_reply_requested(self, message: ThreadList.ReplyRequested) -> None:
+        self.compose_on(message.summary, message.kind)
+
+    def on_thread_view_reply_requested(self, message: ThreadView.ReplyRequested) -> None:
+        self.compose_on(None, message.kind)
 
     def compose_on(self, summary: ThreadSummary | None, kind: str) -> None:
         """Open the compose dialog of ``kind`` ("" = what r picks) on ``summary`` (None: the
@@ -456,3 +464,9 @@ class Compose(Component):
                 reader.show_status(f"✉ {inert(summary)}")
         if report.written and accounts.open_folder_key is not None:
             accounts.after_organize()
+
+    #: The requests this component takes, each with its handler (the screen hands them on).
+    TAKES = {
+        ThreadList.ReplyRequested: on_thread_list_reply_requested,
+        ThreadView.ReplyRequested: on_thread_view_reply_requested,
+    }

@@ -15,7 +15,7 @@ they come in the order they were posted, as when all of them went to the screen)
 first listing starts here (the app calls :meth:`Listing.start_first_listing`; the first screen
 :meth:`Listing.show_head_start`). It takes a list chosen (``TAKES``) and is told of a
 thread read (the relist after an outage); the handler of ``ThreadList.Opened``
-(reading_requests.py) calls :meth:`Listing.retry_on_enter` before the read. A folder's listing that failed
+(Reading's) calls :meth:`Listing.retry_on_enter` before the read. A folder's listing that failed
 (tui/controllers/accounts.py) is shown through :meth:`Listing.failed`.
 """
 

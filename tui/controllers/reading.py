@@ -1,5 +1,5 @@
-"""Reading: a thread (or a personal account's message) into the reading pane, its thread URL,
-and the MAS case the thread belongs to.
+"""Reading: a thread (or a personal account's message) into the reading pane, and the MAS case
+the thread belongs to.
 
 A component of the main screen (issue 36 §2), a hidden widget that runs its workers on
 itself and takes their answers. It owns what is read: the row the open thread came from
@@ -7,9 +7,9 @@ itself and takes their answers. It owns what is read: the row the open thread ca
 ones kept read (compose reads both: ``ReadingView``), the account message and the project
 thread (``ThreadAhead``) read ahead. Its workers are of the screen's groups: a read is
 "reader" work (Esc cancels it, a later read supersedes it, the alerts' poll waits for it).
-Their answers come here and stop here (``ThreadLoaded``: the listing is told first). The
-screen routes the panes' requests: Enter (after the listing's retry), the reader's q / Esc,
-Space at the end, ``a`` and ``u``, the list's highlight.
+Their answers come here and stop here (``ThreadLoaded``: the listing is told first). It takes
+the panes' requests about reading (``TAKES``; the screen hands them on): Enter (after the
+listing's retry), the reader's q / Esc, Space at the end, the list's highlight.
 """
 
 from __future__ import annotations
@@ -27,8 +27,7 @@ from mailtriage.application import Thread, ThreadId
 from mailtriage.tui.controllers.component import Component
 from mailtriage.tui.errors import error_line, is_connection_problem
 from mailtriage.tui.mailbox_rows import MAILBOX_KIND, MailboxRow
-from mailtriage.tui.messages import (CaseLoaded, DraftBuiltAhead, MessageReadAhead, ReaderFailed, ThreadLoaded,
-                                     ThreadUrlReady, UrlFailed)
+from mailtriage.tui.messages import CaseLoaded, DraftBuiltAhead, MessageReadAhead, ReaderFailed, ThreadLoaded
 from mailtriage.tui.panes.reader import ThreadView, prepare_texts
 from mailtriage.tui.panes.thread_list import ThreadList
 from mailtriage.tui.sanitize import inert, inert_text
@@ -55,7 +54,7 @@ OPEN_HOLD = 0.15
 
 
 class Reading(Component):
-    """Enter on a row, the reader's own requests, the read ahead, the thread URL and the case (hidden)."""
+    """Enter on a row, the reader's q and Space, the read ahead and the case (hidden)."""
 
     def __init__(self, screen: ControllerBase, thread_ahead: ThreadAhead) -> None:
         super().__init__(screen, id="reading")
@@ -83,8 +82,23 @@ class Reading(Component):
         self.thread_ahead = thread_ahead
 
     # -- intents from the panes ------------------------------------------------------
+    def on_thread_list_opened(self, message: ThreadList.Opened) -> None:
+        """Enter on a row: the listing's retry first (an outage's answer is forgotten before the
+        read asks for the backend), then the read (tests/tui/test_screen_routes.py holds the order)."""
+        self._screen.listing.retry_on_enter()
+        self.open_row(message.summary)
+
+    def on_thread_list_highlighted(self, _message: ThreadList.Highlighted) -> None:
+        self.highlighted()  # the read ahead (the thread pane's status took the message first)
+
+    def on_thread_view_back_requested(self, _message: ThreadView.BackRequested) -> None:
+        self.back()
+
+    def on_thread_view_next_row_requested(self, _message: ThreadView.NextRowRequested) -> None:
+        self.next_row()
+
     def open_row(self, summary: ThreadSummary) -> None:
-        """Enter on a row (``ThreadList.Opened``, routed by the screen after the listing's retry)."""
+        """Enter on a row (``ThreadList.Opened``, after the listing's retry)."""
         # Enter goes into the message (issue 35): the reader's keys (q back, Space, e) act at once.
         self._screen.query_one(ThreadView).focus()
         self._opening = time.monotonic()
@@ -133,32 +147,6 @@ class Reading(Component):
             return
         listing.cursor += 1
         listing.action_open()
-
-    # -- attachments ----------------------------------------------------------------------
-    def show_attachments(self) -> None:
-        """The attachments dialog for the open thread (or personal account's message)."""
-        screen = self._screen
-        reader = screen.reader
-        thread = reader.thread
-        if thread is None:
-            return
-        if not any(m.attachments for m in thread.messages):
-            screen.notify("This thread has no attachments.", markup=False)
-            return
-        backend = reader.resolution.chosen if reader.resolution is not None else None
-        try:
-            attachments = screen.session.attachments(thread, backend=backend, account_id=reader.account_id)
-        except Exception as exc:  # a backend that cannot read parts (declared), or none read it
-            screen.shell.report_error("No attachments from this backend", exc, where="attachments")
-            return
-        command, folder = screen.session.attachment_settings()
-        # lazy: dialogs are not on the first screen (tests/tui/test_startup_imports.py)
-        from mailtriage.tui.dialogs.attachments import AttachmentsDialog
-
-        screen.app.push_screen(AttachmentsDialog(
-            attachments, screen.session, title=thread.subject or "(no subject)",
-            report=lambda title, exc: screen.shell.report_error(title, exc, where="attachments"),
-            command=command, folder=folder, cursor_blink=screen.shell.cursor_blink))
 
     # -- reading ------------------------------------------------------------------------
     def open_thread(self, summary: ThreadSummary) -> None:
@@ -332,7 +320,7 @@ class Reading(Component):
 
     # -- read ahead: the message under the cursor of an account's folder (issue 35) ------
     def highlighted(self) -> None:
-        """The list's cursor moved (``ThreadList.Highlighted``, routed by the screen). The cursor
+        """The list's cursor moved (``ThreadList.Highlighted``). The cursor
         rests on a personal account's message: read it before Enter asks. At once on a folder
         just opened (Enter may follow the first paint), else when the cursor has rested a moment
         (keys typed in a burst read nothing); one read at a time, none while rows are tagged (f on
@@ -436,40 +424,6 @@ class Reading(Component):
         screen.app.call_from_thread(ahead.ready_in_turns, screen.shell, self.after_open, screen.call_after_refresh,
                                     screen.composing.keep_compose_ready)
 
-    # -- thread URL ------------------------------------------------------------------------
-    def show_thread_url(self) -> None:
-        reader = self._screen.reader
-        thread = reader.thread
-        if thread is None:
-            return
-        if reader.account_id is not None:  # its ID names the account's folder, not an archive
-            self._screen.notify("u gives a project thread's archive URL; a personal account's message has none.",
-                                markup=False)
-            return
-        self._start(self._thread_url, thread.thread_id, group="url")
-
-    def _thread_url(self, thread_id) -> None:
-        screen = self._screen
-        try:
-            result = screen.session.thread_url(thread_id)
-        except Exception as exc:
-            self.post_message(UrlFailed(0, "No thread URL", exc, screen.resolve("thread_url")))
-            return
-        self.post_message(ThreadUrlReady(str(result.value), result.resolution))
-
-    def on_thread_url_ready(self, message: ThreadUrlReady) -> None:
-        message.stop()
-        screen = self._screen
-        text = inert(message.url)
-        screen.reader.show_status(f"URL: {text} · via {message.resolution.summary()}")
-        screen.app.copy_to_clipboard(message.url)
-        screen.notify(f"{text}\n(copied to the clipboard; not opened)", title="Thread URL", markup=False)
-
-    def on_url_failed(self, message: UrlFailed) -> None:
-        message.stop()
-        if self._screen.accept_failure(self.on_url_failed, message):
-            self._screen.report_failure(message)
-
     # -- MAS case of the thread being read ---------------------------------------------
     def _load_case(self, request: int, thread) -> None:
         # lazy: the modes record loads only when a thread is read
@@ -497,3 +451,11 @@ class Reading(Component):
                                                   inert_text(message.error)))
             return
         screen.reader.show_case(case_text(message.record))
+
+    #: The requests this component takes, each with its handler (the screen hands them on).
+    TAKES = {
+        ThreadList.Opened: on_thread_list_opened,
+        ThreadList.Highlighted: on_thread_list_highlighted,
+        ThreadView.BackRequested: on_thread_view_back_requested,
+        ThreadView.NextRowRequested: on_thread_view_next_row_requested,
+    }

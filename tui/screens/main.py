@@ -2,7 +2,7 @@
 
 Some panes are areas that own their state and work (tui/panes/area.py: tracker, lists and
 thread panes) and report the failures they let bubble to the screen. Alerts, banner,
-unpublished-changes mark, batch, the reader's h and |, proposals, personal accounts, compose,
+unpublished-changes mark, batch, the reader's h, |, e and u, proposals, personal accounts, compose,
 the listing (start-up's first one too), reading, the s jump and the search's hand-offs are
 components the screen holds (tui/controllers/): no mixin is left. Each is a hidden widget
 (tui/controllers/component.py) that runs its workers on itself and takes its own answers. What
@@ -39,7 +39,6 @@ from mailtriage.tui.controllers.proposals import Proposals
 from mailtriage.tui.controllers.publish_mark import PublishMark
 from mailtriage.tui.controllers.base import ControllerBase
 from mailtriage.tui.controllers.reading import Reading
-from mailtriage.tui.controllers.reading_requests import ReadingRequests
 from mailtriage.tui.controllers.search import Search
 from mailtriage.tui.controllers.thread_ahead import ThreadAhead
 from mailtriage.tui.footer import KeyFooter
@@ -107,20 +106,18 @@ class MainScreen(ControllerBase, PendingWork, bindings.KeyContext, inherit_bindi
         self.publish_mark = PublishMark()
         #: The action keys on tagged rows (hidden; its work is the screen's "reply" work: Esc cancels it).
         self.batches = Batch(self)
-        #: h and | on the thread read (hidden).
+        #: h, |, e and u on the thread read (hidden).
         self.reader_keys = ReaderKeys(self)
         #: A personal account's folder in the thread list, flag and move (hidden; its listing is
         #: the screen's "threads" work, its proposals the screen's "reply" work).
         self.accounts = Accounts(self)
-        #: Enter on a row, the reader's q, Space, a and u, the read ahead, the thread URL and case
-        #: (hidden; its reads are the screen's "reader" work: Esc cancels them).
+        #: Enter on a row, the reader's q and Space, the read ahead and the case (hidden; its reads
+        #: are the screen's "reader" work: Esc cancels them).
         self.reading = Reading(self, thread_ahead=ThreadAhead(self, lambda: self.session))
         #: r, A, F and C: the compose dialog, built ahead, and its proposal (hidden; "reply" work).
         self.composing = Compose(self, reading=self.reading)
         #: The proposal flows, the proposal dialog of every proposal and the writes (hidden).
         self.proposals = Proposals(self, compose=self.composing, after_compose=self.composing.after_write)
-        #: Enter, the reader's q, Space, e and u, and r/A/F/C: handed to reading and compose (hidden).
-        self.reading_requests = ReadingRequests(self, self.reading, self.composing)
         #: s both ways between the list or reader and the tracker pane (hidden).
         self.jump = Jump(self)
         #: A search's scope, the reader's n / N through its matches (hidden).
@@ -128,7 +125,7 @@ class MainScreen(ControllerBase, PendingWork, bindings.KeyContext, inherit_bindi
         #: The hidden widgets of the screen's work (composed after the panes), and the handler of
         #: each Request (a pane's request, a component's news) from their TAKES: :meth:`hand_on`.
         taking = (self.publish_mark, self.composing, self.proposals, self.reading, self.reading.thread_ahead,
-                  self.reader_keys, self.listing, self.accounts, self.batches, self.reading_requests, self.jump,
+                  self.reader_keys, self.listing, self.accounts, self.batches, self.jump,
                   self.search)
         self.components = (self.alerts, *taking)
         self._takers = takers(taking)
