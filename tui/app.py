@@ -41,6 +41,7 @@ from mailtriage.application import Service
 from mailtriage.tui.startup_keys import StartupKeys
 from mailtriage.tui.terminal_watch import watch_terminal
 from mailtriage.tui.toasts import Toasts
+from mailtriage.tui.typeahead import TypeAhead
 
 if TYPE_CHECKING:
     from mailtriage.application import Resolution
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
 HERE = Path(__file__).parent
 
 
-class MailTriageApp(IdleCollection, StartupKeys, FirstScreen, Toasts, App[int], bindings.KeymapHost,
+class MailTriageApp(IdleCollection, StartupKeys, TypeAhead, FirstScreen, Toasts, App[int], bindings.KeymapHost,
                     inherit_bindings=False):
     # The dialogs' and the console's stylesheets belong to those screens (their CSS_PATH):
     # parsed when one first opens, not before the first frame.

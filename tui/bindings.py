@@ -136,12 +136,16 @@ READER = [
     _b("F", "compose('forward')", "Forward", "reader.forward", show=False, priority=True),
     _b("L", "compose('reply_list')", "Reply to the list only", "reader.reply_list", show=False, priority=True),
     _b("C", "compose('new')", "New mail (personal account)", "reader.compose", show=False, priority=True),
-    _b("i", "import_thread", "Import to tracker", "reader.import"),
+    # So do the keys that open a dialog: the keys typed after one wait for it (tui/typeahead.py),
+    # and a key read after it would otherwise pass it on its way back to the App (|grep: r replied).
+    _b("i", "import_thread", "Import to tracker", "reader.import", priority=True),
     _b("u", "thread_url", "Thread URL", "reader.url"),
-    _b("e", "attachments", "Attachments", "reader.attachments"),
-    _b("h", "full_headers", "Full headers (Received, Authentication-Results…)", "reader.headers", show=False),
-    _b("vertical_line", "pipe", "Pipe the message to a command…", "reader.pipe", show=False, key_display="|"),
-    _b("K", "import_key", "Import offered key", "reader.import_key"),
+    _b("e", "attachments", "Attachments", "reader.attachments", priority=True),
+    _b("h", "full_headers", "Full headers (Received, Authentication-Results…)", "reader.headers", show=False,
+       priority=True),
+    _b("vertical_line", "pipe", "Pipe the message to a command…", "reader.pipe", show=False, key_display="|",
+       priority=True),
+    _b("K", "import_key", "Import offered key", "reader.import_key", priority=True),
     _b("s", "jump_issue", "Tracker issue of this thread", "reader.issue", show=False),
 ]
 

@@ -22,6 +22,7 @@ from textual.message import Message
 from textual.worker import get_current_worker
 
 from mailtriage.application import ThreadId, ThreadSummary
+from mailtriage.tui import typeahead
 from mailtriage.core.inert import terminal_text
 from mailtriage.tui.arrange import same_pages
 from mailtriage.tui.rows import ThreadRows
@@ -231,7 +232,7 @@ class TagKeys:
             return
         rows = tuple(self.tags.rows()) if self.tags else ((self.current,) if self.current is not None else ())
         if rows:
-            self.post_message(self.BatchRequested(rows, "move"))
+            typeahead.post_opening(self, self.BatchRequested(rows, "move"))  # type: ignore[arg-type]  # (a ThreadList)
 
     def untag(self, thread_ids) -> None:
         """Drop the tags of ``thread_ids`` (a batch write did them)."""

@@ -121,3 +121,50 @@ async def test_proposal_ctrl_s_right_after_editing_its_body_writes_what_was_type
         await until(pilot, lambda: any(path.is_file() for path in mail.rglob("*")), "the draft")
         drafts = [path.read_text() for path in mail.rglob("*") if path.is_file()]
         assert len(drafts) == 1 and "PS: patched in 3.4.1" in drafts[0]
+
+
+async def test_keys_typed_right_after_a_key_that_opens_a_dialog_go_into_the_dialog(demo_dir):
+    """``|grep`` typed in one burst on the message read: the letters are the pipe's command, not
+    the reader's keys (g went to the top, r started a reply, e said "no attachments")."""
+    from mailtriage.application import project_dir
+    from mailtriage.tui.panes.reader import ThreadView
+
+    app = make_app(project_dir(demo_session=True), demo=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.focused, ThreadView)
+        app.clear_notifications()
+        burst(app, "|grep -c :")
+        await settle(pilot)
+        assert isinstance(app.screen, PipeDialog), [str(n.message) for n in app._notifications]
+        assert app.screen.query_one("#pipe-command", Input).value == "grep -c :"
+        assert not app._notifications  # nothing acted on the reader meanwhile
+        burst(app, "", "escape")  # Esc closes it: nothing is held any more, h is the reader's again
+        await settle(pilot)
+        assert isinstance(app.focused, ThreadView)
+        await pilot.press("h")
+        await settle(pilot)
+        assert type(app.screen).__name__ == "HeadersDialog"
+
+
+async def test_a_key_that_opens_no_dialog_holds_nothing_after_it(demo_dir):
+    """e on a thread without attachments says so and opens nothing: the keys typed after it act
+    on the reader as soon as the request is handled (not when the hold's limit ends)."""
+    from mailtriage.application import project_dir
+    from mailtriage.tui.panes.reader import ThreadView
+
+    app = make_app(project_dir(demo_session=True), demo=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        view = app.screen.query_one(ThreadView)
+        assert app.focused is view and view.scroll_y == 0 and view.max_scroll_y > 0
+        app.clear_notifications()
+        burst(app, "eG")
+        for _ in range(6):  # message rounds, no timer: the hold's limit (1 s) cannot have ended
+            await pilot.pause()
+        assert [str(n.message) for n in app._notifications] == ["This thread has no attachments."]
+        assert app._typeahead is None and view.scroll_y == view.max_scroll_y

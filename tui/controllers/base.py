@@ -22,6 +22,7 @@ from textual.worker import Worker, WorkerState
 
 from mailtriage.application import MandatoryBackendUnavailable, Op, UsageError
 from mailtriage.core.secrets import scrub
+from mailtriage.tui import typeahead
 from mailtriage.tui.controllers.banner import Banner
 from mailtriage.tui.controllers.component import Component
 from mailtriage.tui.errors import is_connection_problem
@@ -145,6 +146,8 @@ class ControllerBase(FrameAtIdle, Screen):
         """A worker of this screen or a component changed state: one that raised goes to the
         app's error list; a thread read that ended lets the alerts' poll start if it waited."""
         self.alerts.reader_done(worker)
+        if worker.is_finished:
+            typeahead.worker_ended(self.app, worker)  # a dialog keys wait for that did not come
         if worker.state == WorkerState.ERROR and worker.error is not None:
             self.shell.report_error(f"Unexpected error in {worker.name or 'a background task'}", worker.error)
 

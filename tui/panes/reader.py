@@ -21,7 +21,7 @@ from textual.widgets import Static
 from mailtriage.core.lean_dataclass import lean_dataclass  # @dataclass(eq=False), none of its exec'd code
 from mailtriage.application import Message, Thread
 from mailtriage.core.inert import sender_mismatch
-from mailtriage.tui import bindings, layout
+from mailtriage.tui import bindings, layout, typeahead
 from mailtriage.tui.focus_paint import OwnFocusPaint, PaintedText, SizedInPlace
 from mailtriage.tui.messages import Request
 from mailtriage.tui.panes.crypto import crypto_text, part_label
@@ -301,11 +301,11 @@ class ThreadView(OffersWhereActing, OwnFocusPaint, SizedInPlace, VerticalScroll,
 
     def action_reply(self) -> None:
         if self._thread_open():  # to the screen that handles it: bubbled, it waited in the view's
-            self.screen.post_message(self.ReplyRequested())  # and the pane's queues (issue 35)
+            typeahead.post_opening(self, self.ReplyRequested(), to=self.screen)  # and the pane's queues (issue 35)
 
     def action_compose(self, what: str) -> None:
         if what == "new" or self._thread_open():  # a new mail needs no thread
-            self.screen.post_message(self.ReplyRequested(what))
+            typeahead.post_opening(self, self.ReplyRequested(what), to=self.screen)
 
     def action_back(self) -> None:
         self.post_message(self.BackRequested())
@@ -316,11 +316,11 @@ class ThreadView(OffersWhereActing, OwnFocusPaint, SizedInPlace, VerticalScroll,
 
     def action_full_headers(self) -> None:
         if self._thread_open():
-            self.post_message(self.HeadersRequested())
+            typeahead.post_opening(self, self.HeadersRequested())
 
     def action_pipe(self) -> None:
         if self._thread_open():
-            self.post_message(self.PipeRequested())
+            typeahead.post_opening(self, self.PipeRequested())
 
     def message_in_view(self) -> int:
         """The index of the message whose header is at or above the top of the view."""

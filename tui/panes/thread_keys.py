@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mailtriage.tui import bindings, keymaps
+from mailtriage.tui import bindings, keymaps, typeahead
 
 if TYPE_CHECKING:
     from textual import events
@@ -64,12 +64,12 @@ class OffersWhereActing:
     def action_import_thread(self) -> None:
         view: Any = self
         if view._thread_open():
-            view.post_message(view.ImportRequested())
+            typeahead.post_opening(view, view.ImportRequested())
 
     def action_import_key(self) -> None:
         view: Any = self
         if view._thread_open():
-            view.post_message(view.KeyImportRequested())
+            typeahead.post_opening(view, view.KeyImportRequested())
 
     def action_thread_url(self) -> None:
         view: Any = self
@@ -79,4 +79,4 @@ class OffersWhereActing:
     def action_attachments(self) -> None:
         view: Any = self
         if view._thread_open():
-            view.post_message(view.AttachmentsRequested())
+            typeahead.post_opening(view, view.AttachmentsRequested())

@@ -24,7 +24,7 @@ from textual.strip import Strip
 from mailtriage.core.lean_dataclass import lean_dataclass  # @dataclass(eq=False), none of its exec'd code
 from mailtriage.application import ThreadSummary, shown_date
 from mailtriage.core.inert import sender_label
-from mailtriage.tui import bindings, keymaps
+from mailtriage.tui import bindings, keymaps, typeahead
 from mailtriage.tui.arrange import Arrangement, ArrangedRows
 from mailtriage.tui.focus_paint import OwnFocusPaint
 from mailtriage.tui.mailbox_rows import MailboxRow
@@ -393,18 +393,18 @@ class ThreadList(OwnFocusPaint, RowPages, ServerOrderKeys, TagKeys, ScrollView, 
             self.post_message(self.Opened(row, self.cursor))
 
     def action_reply(self) -> None:
-        self.post_message(self.ReplyRequested(self.current))
+        typeahead.post_opening(self, self.ReplyRequested(self.current))
 
     def action_compose(self, kind: str) -> None:
-        self.post_message(self.ReplyRequested(self.current, kind))
+        typeahead.post_opening(self, self.ReplyRequested(self.current, kind))
 
     def action_import_thread(self) -> None:
         if self.tags_still_loading():
             return
         if self.tags:
-            self.post_message(self.BatchRequested(tuple(self.tags.rows()), "import"))
+            typeahead.post_opening(self, self.BatchRequested(tuple(self.tags.rows()), "import"))
             return
-        self.post_message(self.ImportRequested(self.current))
+        typeahead.post_opening(self, self.ImportRequested(self.current))
 
     def action_jump_issue(self) -> None:
         self.post_message(self.IssueRequested(self.current))

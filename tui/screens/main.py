@@ -25,7 +25,7 @@ from textual.reactive import Reactive
 from textual.widgets import Header
 from textual.worker import Worker, WorkerState
 
-from mailtriage.tui import bindings, layout
+from mailtriage.tui import bindings, layout, typeahead
 from mailtriage.tui.controllers.accounts import Accounts
 from mailtriage.tui.controllers.alerts import Alerts
 from mailtriage.tui.controllers.banner import Banner
@@ -286,7 +286,13 @@ class MainScreen(ControllerBase, PendingWork, bindings.KeyContext, inherit_bindi
         if handler is None:  # a Request no component lists in TAKES (tests/tui/test_component_messages.py)
             self.shell.report_error("A request nothing on the main screen takes", LookupError(message.handler_name))
             return
-        handler(message)
+        if not typeahead.waits_on(self.app, message):
+            handler(message)
+            return
+        running = {worker for worker in self.workers if not worker.is_finished}
+        handler(message)  # keys typed after it wait for its dialog: pushed now, or built on a worker
+        typeahead.request_handled(self.app, pushed=self.app.screen is not self, workers={
+            worker for worker in self.workers if worker not in running and self.owns(worker) and not worker.is_finished})
 
     @on(AreaFailed)
     def report_area_failure(self, message: AreaFailed) -> None:
