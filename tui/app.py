@@ -91,6 +91,7 @@ class MailTriageApp(IdleCollection, StartupKeys, FirstScreen, Toasts, App[int], 
         self.alerts_enabled = alerts
         self._cache_said = False  # the one notice that the caches cannot be written
         self._cache_watch = lambda: None  # unsubscribes from the op log (set on mount)
+        self.session_closing = False  # a quit closes the session before the app ends (dialogs/quitting.py)
 
         for theme in THEMES:
             self.register_theme(theme)
@@ -330,7 +331,7 @@ class MailTriageApp(IdleCollection, StartupKeys, FirstScreen, Toasts, App[int], 
         """``q`` at the top level: quit, or first ask when something is pending."""
         pending = self.pending_work()
         if not pending:
-            self.exit(0)
+            self.action_quit_now()
             return
         from mailtriage.tui.dialogs.quit import QuitDialog  # lazy: only when quitting with work pending (start-up)
 
@@ -339,12 +340,14 @@ class MailTriageApp(IdleCollection, StartupKeys, FirstScreen, Toasts, App[int], 
 
         def decided(quit_anyway: bool | None) -> None:
             if quit_anyway:
-                self.exit(0)
+                self.action_quit_now()
 
         self.push_screen(QuitDialog(pending), decided)
 
     def action_quit_now(self) -> None:
-        self.exit(0)
+        from mailtriage.tui.dialogs.quitting import quit_after_close  # lazy: only when quitting (start-up)
+
+        quit_after_close(self)
 
     def pending_work(self) -> list[str]:
         """What a quit would drop now: the main screen's writes and unpublished tracker
@@ -370,7 +373,8 @@ class MailTriageApp(IdleCollection, StartupKeys, FirstScreen, Toasts, App[int], 
         main = self.main
         if main is not None:
             main.alerts.stop()
-        self.session.close()
+        if not self.session_closing:
+            self.session.close()
 
 
 def run_app(project_dir: Path, demo: bool = False, *, head_start: ForkedHeadStart | None = None,
