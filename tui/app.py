@@ -335,7 +335,7 @@ class MailTriageApp(IdleCollection, StartupKeys, FirstScreen, Toasts, App[int], 
             return
         from mailtriage.tui.dialogs.quit import QuitDialog  # lazy: only when quitting with work pending (start-up)
 
-        if isinstance(self.screen, QuitDialog):
+        if isinstance(self.screen, QuitDialog) or self.session_closing:  # asked, or already quitting
             return
 
         def decided(quit_anyway: bool | None) -> None:

@@ -48,6 +48,8 @@ async def test_a_quit_while_the_mail_is_sent_says_so_and_ends_after_it(sending_p
             assert app.return_code is None  # still up: the send is not done
             await pilot.press("q")  # a second quit changes nothing: the notice stays
             assert isinstance(app.screen, QuittingNotice) and app.return_code is None
+            await pilot.press("ctrl+q")
+            assert isinstance(app.screen, QuittingNotice) and app.return_code is None
             smtp.release_answers()
             await until(pilot, lambda: app.return_code is not None, "the app to end")
     finally:
