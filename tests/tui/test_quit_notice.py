@@ -12,9 +12,8 @@ from mailtriage.application import service_lock
 from mailtriage.tui.dialogs.proposal import ProposalDialog
 from mailtriage.tui.dialogs.quit import QuitDialog
 from mailtriage.tui.dialogs.quitting import QuittingNotice
-from tests.tui.helpers import make_app, mbox_project, screen_text, settle, until
+from tests.tui.helpers import make_app, screen_text, settle, until
 from tests.tui.test_compose import compose, open_inbox, sending_project, sent_subjects, smtp  # noqa: F401 (fixtures)
-from tests.tui.test_snapshots import shot
 
 
 @pytest.fixture
@@ -59,15 +58,3 @@ async def test_a_quit_while_the_mail_is_sent_says_so_and_ends_after_it(sending_p
     assert mail.message["Subject"] == "Fix timeline"
     assert sent_subjects(dovecot, dovecot_user) == ["Fix timeline"]  # the write ended whole before the close
 
-
-@pytest.mark.parametrize("size", [(80, 24), (160, 45)], ids=["80x24", "160x45"])
-def test_quitting_notice(snap_compare, tmp_path, monkeypatch, size):
-    monkeypatch.chdir(tmp_path)
-    mbox_project(tmp_path / "p")
-
-    async def run_before(pilot):
-        await shot()(pilot)
-        pilot.app.push_screen(QuittingNotice(lambda: "waiting for the confirmed write to finish…"))
-        await settle(pilot)
-
-    assert snap_compare(make_app(tmp_path / "p"), terminal_size=size, run_before=run_before)
