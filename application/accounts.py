@@ -60,6 +60,9 @@ class Mailboxes:
         """One message, read without marking it seen."""
         return self.get(account_id).get(message_id)
 
+    def sending_text(self) -> bool:
+        return any(box.sending_text() for box in list(self._boxes.values()))
+
     def abort(self, opening_only: bool = False) -> None:
         """From another thread: end the open mailboxes' connections at once (the front end
         quits while a call waits on a server; see ``MailboxAdapter.abort``)."""

@@ -360,6 +360,12 @@ class Service(TriageSide):
         return thread_statuses(project, thread_ids, since, backend_lock=self._lock, tracker_lock=self._tracker_lock,
                                current_tracker=lambda: self.tracker)
 
+    def close_waits_for(self) -> str | None:
+        """What :meth:`close` would wait for now, in the user's words (None: it ends at once)."""
+        if self._opened_mailboxes is not None and self._opened_mailboxes.sending_text():
+            return "the mail is being sent…"
+        return "waiting for the confirmed write to finish…" if self._lock.writes > 0 else None
+
     def close(self) -> None:
         self._lock.open_gate()  # never opened (the app ended first): nothing waits for it
         # A call waiting on a server (a slow or silent one) does not hold the quit back until

@@ -505,6 +505,10 @@ class MailboxAdapter:
     def close(self) -> None:
         """Release connections. Safe to call more than once."""
 
+    def sending_text(self) -> bool:
+        """A mail's text is going out now (a quit waits for it, and says so). From any thread."""
+        return False
+
     def abort(self, opening_only: bool = False) -> None:
         """From another thread: end the connections (``opening_only``: one being opened) at
         once, so a call waiting on the server fails now (see ``MailSource.abort``). Never raises."""

@@ -21,6 +21,8 @@ from typing import Any, Iterator
 import httpcore
 import httpx
 
+from mailtriage.core.lookups import Lookups
+
 
 class Sockets(httpcore.NetworkBackend):
     """Connects as httpcore's SyncBackend does, and keeps each socket for :meth:`abort`."""
@@ -29,12 +31,13 @@ class Sockets(httpcore.NetworkBackend):
         self._lock = threading.Lock()
         self._kept: dict[socket.socket, bool] = {}  # a copy of each socket: is it still being opened
         self.ended = False
+        self.lookups = Lookups()  # a quit does not wait for a name lookup either
 
     def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
                     socket_options: Any = None) -> httpcore.NetworkStream:
         last: OSError | None = None
         with _mapped(httpcore.ConnectTimeout, httpcore.ConnectError):
-            for family, kind, proto, _name, address in socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM):
+            for family, kind, proto, _name, address in self.lookups.getaddrinfo(host, port):
                 sock = socket.socket(family, kind, proto)
                 kept = self._keep(sock)
                 try:
@@ -84,6 +87,7 @@ class Sockets(httpcore.NetworkBackend):
     def abort(self, opening_only: bool = False) -> None:
         """From another thread: shut down the sockets (``opening_only``: those being opened, in
         their connect or TLS handshake), so a call waiting on one fails now. None opens after."""
+        self.lookups.abort()
         with self._lock:
             self.ended = True
             for kept, opening in self._kept.items():

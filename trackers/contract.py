@@ -26,6 +26,7 @@ import getpass
 import json
 import random
 import re
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -92,6 +93,10 @@ class LostUpdate(TrackerError):
 
 class _Recorded(Exception):
     """rollup_append(unless_action=…) found an entry with that action: nothing to append."""
+
+
+class _Ended(Exception):
+    """A rollup write's pause ended by abort() (the app quits)."""
 
 
 class _AlreadyThere(Exception):
@@ -410,6 +415,7 @@ class Tracker:
         self._rollup_when: str | None = None  # --now of the rollup write in progress
         #: Things the operator should know that are not errors (the CLI prints them on stderr).
         self.notices: list[str] = []
+        self._ended = threading.Event()  # set by abort(): a rollup write's pauses end with it
 
     def notice(self, text: str) -> None:
         if text not in self.notices:
@@ -591,6 +597,10 @@ class Tracker:
     def _rollup_write(self, issue_id: str, change: Callable[[str | None], str]) -> WriteResult:
         if not self.verify_rollup_writes:
             return self._mutate_rollup(issue_id, change)
+        with self._ended_says_maybe_done(issue_id):
+            return self._verified_rollup_write(issue_id, change)
+
+    def _verified_rollup_write(self, issue_id: str, change: Callable[[str | None], str]) -> WriteResult:
         mine: rollupmod.Entry | None = None
         need = 0
         result: WriteResult | None = None
@@ -620,7 +630,7 @@ class Tracker:
                 try:
                     result, written = self._write_rollup(issue_id, guarded)
                 except LostUpdate:
-                    time.sleep(random.uniform(0.01, 0.1))
+                    self._pause(random.uniform(0.01, 0.1))
                     continue
                 except _AlreadyThere:
                     written = None
@@ -632,17 +642,34 @@ class Tracker:
                     parsed = rollupmod.entries(written)
                     mine, need = parsed[-1], parsed.count(parsed[-1])
                 if not kept():
-                    time.sleep(random.uniform(0.01, 0.1))
+                    self._pause(random.uniform(0.01, 0.1))
                     continue
             # A writer that read before our write may still be about to save its older copy;
             # such a write lands within about one of its own read-and-write cycles, so look
             # again after twice ours.
-            time.sleep(max(self.rollup_min_settle, 2 * (time.monotonic() - started)))
+            self._pause(max(self.rollup_min_settle, 2 * (time.monotonic() - started)))
             if kept() and result is not None:
                 return result
-            time.sleep(random.uniform(0.01, 0.1))
+            self._pause(random.uniform(0.01, 0.1))
         raise BackendError(f"{issue_id}: the status rollup kept changing under concurrent writers; the entry "
                            f"was not recorded after {self.rollup_attempts} attempts. Check the rollup, then retry")
+
+    def _pause(self, seconds: float) -> None:
+        """A rollup write's pause between its reads and writes, which abort() ends (the app quits)."""
+        if self._ended.wait(seconds):
+            raise _Ended()
+
+    @contextmanager
+    def _ended_says_maybe_done(self, issue_id: str) -> Iterator[None]:
+        """A rollup write abort() ended, in a pause or a request: what it wrote may stand, so it
+        is never said to be not done (a read-back cut after the write would say only "GET")."""
+        try:
+            yield
+        except (_Ended, BackendError) as exc:
+            if not self._ended.is_set():
+                raise
+            raise BackendError(f"{issue_id}: the status rollup write was ended (the app quits); "
+                               "the server may have done it already") from exc
 
     def attach(self, issue_id: str, data: bytes, name: str) -> AttachResult:
         """{id, name, url}. Raises UsageError (name), NotFound, Refused, BackendError."""
@@ -673,7 +700,11 @@ class Tracker:
 
     def abort(self, opening_only: bool = False) -> None:
         """From another thread (the app quits): end the connections at once, so a call waiting
-        on the server fails now (see ``MailSource.abort``). Never raises; :meth:`close_backend` follows."""
+        on the server fails now (see ``MailSource.abort``), and a rollup write's pause ends
+        (not for ``opening_only``: a write has its chance to finish first). Never raises;
+        :meth:`close_backend` follows. A backend's own abort() calls this one too."""
+        if not opening_only:
+            self._ended.set()
 
     # ---- hooks ------------------------------------------------------------------------
     def _check_body(self, text: str) -> None:

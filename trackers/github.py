@@ -110,6 +110,7 @@ class GitHubTracker(Tracker):
         self.http.close()
 
     def abort(self, opening_only: bool = False) -> None:
+        super().abort(opening_only)  # a rollup write's pause ends too
         self.http.abort(opening_only)
 
     # ---- HTTP ------------------------------------------------------------------------

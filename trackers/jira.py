@@ -151,6 +151,7 @@ class JiraTracker(Tracker):
         self.http.close()
 
     def abort(self, opening_only: bool = False) -> None:
+        super().abort(opening_only)  # a rollup write's pause ends too
         self.http.abort(opening_only)
 
     # ---- HTTP --------------------------------------------------------------------------

@@ -92,6 +92,7 @@ class MailTriageApp(IdleCollection, StartupKeys, TypeAhead, FirstScreen, Toasts,
         self.alerts_enabled = alerts
         self._cache_said = False  # the one notice that the caches cannot be written
         self._cache_watch = lambda: None  # unsubscribes from the op log (set on mount)
+        self.session_closing = False  # a quit closes the session before the app ends (dialogs/quitting.py)
 
         # Only the themes measured at 4.5:1 (tests/tui/test_theme_contrast.py) are offered, by
         # Ctrl+t and by Textual's own "Theme" command: its built-ins read as low as 2.6:1 here.
@@ -278,30 +279,25 @@ class MailTriageApp(IdleCollection, StartupKeys, TypeAhead, FirstScreen, Toasts,
     # The keys below work on every screen (the key map puts them on the app); their work
     # is the main screen's.
     def action_refresh(self) -> None:
-        main = self.main
-        if not self.session.is_open or main is None:
+        if not self.session.is_open or (main := self.main) is None:
             self.reopen()
             return
         main.refresh_all()
 
     def action_toggle_tracker(self) -> None:
-        main = self.main
-        if main is not None and self.screen is main:
+        if (main := self.main) is not None and self.screen is main:
             main.toggle_tracker()
 
     def action_publish(self) -> None:
-        main = self.main
-        if main is not None:
+        if (main := self.main) is not None:
             main.start_flow("publish")
 
     def action_sync(self) -> None:
-        main = self.main
-        if main is not None:
+        if (main := self.main) is not None:
             main.start_flow("sync")
 
     def action_poll_now(self) -> None:
-        main = self.main
-        if main is not None:
+        if (main := self.main) is not None:
             main.alerts.poll_now()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -335,21 +331,23 @@ class MailTriageApp(IdleCollection, StartupKeys, TypeAhead, FirstScreen, Toasts,
         """``q`` at the top level: quit, or first ask when something is pending."""
         pending = self.pending_work()
         if not pending:
-            self.exit(0)
+            self.action_quit_now()
             return
         from mailtriage.tui.dialogs.quit import QuitDialog  # lazy: only when quitting with work pending (start-up)
 
-        if isinstance(self.screen, QuitDialog):
+        if isinstance(self.screen, QuitDialog) or self.session_closing:  # asked, or already quitting
             return
 
         def decided(quit_anyway: bool | None) -> None:
             if quit_anyway:
-                self.exit(0)
+                self.action_quit_now()
 
         self.push_screen(QuitDialog(pending), decided)
 
     def action_quit_now(self) -> None:
-        self.exit(0)
+        from mailtriage.tui.dialogs.quitting import quit_after_close  # lazy: only when quitting (start-up)
+
+        quit_after_close(self)
 
     def pending_work(self) -> list[str]:
         """What a quit would drop now: the main screen's writes and unpublished tracker
@@ -375,7 +373,8 @@ class MailTriageApp(IdleCollection, StartupKeys, TypeAhead, FirstScreen, Toasts,
         main = self.main
         if main is not None:
             main.alerts.stop()
-        self.session.close()
+        if not self.session_closing:
+            self.session.close()
 
 
 def run_app(project_dir: Path, demo: bool = False, *, head_start: ForkedHeadStart | None = None,

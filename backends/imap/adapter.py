@@ -321,6 +321,9 @@ class ImapMailbox(MailboxAdapter):
     def close(self) -> None:
         self.conn.close()
 
+    def sending_text(self) -> bool:
+        return self.send_run.text_going_out
+
     def abort(self, opening_only: bool = False) -> None:
         self.conn.abort(opening_only)
         self.send_run.abort()  # either stage: a send is ended only before its text goes out

@@ -36,6 +36,7 @@ from mailtriage.backends.imap import imaplib_private as private
 from mailtriage.backends.imap.account import ImapAccount, imap_password, password_key, token_key
 from mailtriage.backends.imap.wire import ProtocolHook, clip
 from mailtriage.backends.oauth_imap import provider_for
+from mailtriage.core.lookups import Lookups
 from mailtriage.core.secrets import SecretUnavailable, get_secret
 from mailtriage.core.tls import trusting
 from mailtriage.core.trace import TRACE
@@ -104,6 +105,7 @@ class ImapConnection:
         self._aborted = False  # abort() was called: the app quits, nothing connects again
         self._opening: socket.socket | None = None  # a copy of the socket _open() connects, for abort()
         self._opening_lock = threading.Lock()
+        self._lookups = Lookups()  # the host's name lookup, which abort() does not wait for
         self.calls = 0  # how many calls ran (a reader can tell that nothing else used the connection since)
 
     # -- connecting -------------------------------------------------------
@@ -143,7 +145,8 @@ class ImapConnection:
         context = self.ssl_context() if secure else None
         try:
             client = private.AbortableClient(account.host, account.port, ssl=secure, ssl_context=context,
-                                             timeout=account.timeout, on_socket=self._on_socket)
+                                             timeout=account.timeout, on_socket=self._on_socket,
+                                             lookup=self._lookups.getaddrinfo)
         except Exception as exc:  # noqa: BLE001 - every connect failure is an outage, said clearly
             self._opened()
             raise self._outage("connect", exc) from exc
@@ -317,6 +320,7 @@ class ImapConnection:
         socket: closing the client's buffered file here would wait for that call's read.
         ``opening_only``: only a socket being opened (its connect, TLS handshake, greeting or
         login); an open connection's call goes on. Either way nothing connects after."""
+        self._lookups.abort()  # a connect still looking the host up fails now
         with self._opening_lock:  # one being opened: its connect, TLS handshake or greeting fails now
             self._aborted = True
             opening = self._opening

@@ -16,7 +16,7 @@ from __future__ import annotations
 import imaplib
 import socket
 import ssl
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from imapclient import IMAPClient
 from imapclient.imapclient import _literal
@@ -71,6 +71,10 @@ def check_ok(client: IMAPClient, command: str, typ: str, data: list) -> None:
     client._checkok(command, typ, data)
 
 
+#: How a connect looks its host up (host, port) -> getaddrinfo's list; None: socket.getaddrinfo.
+Lookup = Optional[Callable[[str, int], list]]
+
+
 class AbortableClient(IMAPClient):
     """An IMAPClient whose socket is handed to ``on_socket`` as soon as it exists, before its
     TCP connect, TLS handshake and greeting: the constructor does all three, and until it
@@ -80,25 +84,25 @@ class AbortableClient(IMAPClient):
     subclasses override both); no public hook gets the socket earlier."""
 
     def __init__(self, host: str, port: int, *, ssl: bool, ssl_context: "ssl.SSLContext | None",
-                 timeout: float, on_socket: Callable[[socket.socket], None]) -> None:
-        self.mailtriage_connect = (timeout, on_socket)
+                 timeout: float, on_socket: Callable[[socket.socket], None], lookup: Lookup = None) -> None:
+        self.mailtriage_connect = (timeout, on_socket, lookup)
         super().__init__(host, port, ssl=ssl, ssl_context=ssl_context, timeout=timeout)
 
     def _create_IMAP4(self) -> imaplib.IMAP4:
-        timeout, on_socket = self.mailtriage_connect
-        return _Imap4(self.host, self.port, timeout, self.ssl_context if self.ssl else None, on_socket)
+        timeout, on_socket, lookup = self.mailtriage_connect
+        return _Imap4(self.host, self.port, timeout, self.ssl_context if self.ssl else None, on_socket, lookup)
 
 
 class _Imap4(imaplib.IMAP4):
     """imaplib's IMAP4 on a socket made by :func:`connect_socket` (implicit TLS when ``tls``)."""
 
     def __init__(self, host: str, port: int, timeout: float, tls: "ssl.SSLContext | None",
-                 on_socket: Callable[[socket.socket], None]) -> None:
-        self.mailtriage_tls, self.mailtriage_on_socket = tls, on_socket
+                 on_socket: Callable[[socket.socket], None], lookup: Lookup = None) -> None:
+        self.mailtriage_tls, self.mailtriage_on_socket, self.mailtriage_lookup = tls, on_socket, lookup
         super().__init__(host, port, timeout)
 
     def _create_socket(self, timeout: float | None) -> socket.socket:
-        sock = connect_socket(self.host, self.port, timeout, self.mailtriage_on_socket)
+        sock = connect_socket(self.host, self.port, timeout, self.mailtriage_on_socket, self.mailtriage_lookup)
         if self.mailtriage_tls is None:
             return sock
         try:
@@ -109,11 +113,13 @@ class _Imap4(imaplib.IMAP4):
 
 
 def connect_socket(host: str, port: int, timeout: float | None,
-                   on_socket: Callable[[socket.socket], None]) -> socket.socket:
+                   on_socket: Callable[[socket.socket], None], lookup: Lookup = None) -> socket.socket:
     """``socket.create_connection((host, port), timeout)``, handing each socket it tries to
-    ``on_socket`` before its connect (which may raise to stop there)."""
+    ``on_socket`` before its connect (which may raise to stop there); the host looked up by
+    ``lookup`` (core/lookups.py: one a quit does not wait for), else by getaddrinfo."""
     failure: OSError | None = None
-    for family, kind, proto, _name, address in socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM):
+    found = lookup(host, port) if lookup is not None else socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
+    for family, kind, proto, _name, address in found:
         sock = socket.socket(family, kind, proto)
         try:
             on_socket(sock)

@@ -48,6 +48,12 @@ class SendRun:
                 self._running = None
                 self.client = None
 
+    @property
+    def text_going_out(self) -> bool:
+        """The send running has its text going out (the server said 354): a quit waits for it."""
+        client = self.client
+        return client is not None and client.text_sent
+
     def abort(self) -> None:
         with self._lock:
             self.ended = True

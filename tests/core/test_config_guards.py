@@ -41,7 +41,7 @@ def test_yaml_aliases_are_refused_not_expanded(tmp_path):
     started = time.monotonic()
     with pytest.raises(ConfigError) as info:
         load_project(tmp_path)
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # refused, not expanded (9**9 items would take far longer)
     assert info.value.file.endswith("project.md")
     assert "alias" in info.value.problem and info.value.key.startswith("Configuration line ")
 

@@ -102,7 +102,7 @@ def test_a_silent_server_times_out_as_an_outage(memory_keyring):
         listener.close()
         for conn, _addr in accepted:
             conn.close()
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 15  # its 1-s timeout held, not the default 30 s (nor a hang), whatever the load
     assert "timed out" in str(err.value) and not isinstance(err.value, SignInNeeded)
 
 

@@ -58,9 +58,12 @@ def test_backoff_grows_with_jitter_and_stops_at_the_deadline(google_emulator, gm
     with pytest.raises(Unavailable) as caught:
         api.get(f"{USER}/profile", "getProfile")
     elapsed = time.monotonic() - started
-    assert elapsed < 1.5  # the deadline holds
+    assert elapsed < 10  # it gave up (429s come for ever); how soon is the waits' sum, below
     waits = [float(line.text.split("backing off ")[1].split("s")[0]) for line in trace_lines
              if "backing off" in line.text]
+    # The deadline holds: no wait begun that would end past it (the trace rounds each to 0.01).
+    # Told from the trace, not the wall clock: on a loaded machine the requests alone can pass 0.5 s.
+    assert sum(waits) <= 1.0 + 0.005 * len(waits), waits
     # The trace prints two decimals and the jitter is up to ``base``, so the first two waits
     # (0.05-0.10 and 0.10-0.15) may print alike; from the third on they must have grown.
     assert len(waits) >= 3 and waits[1] >= waits[0] and waits[2] > waits[0] and max(waits) <= 0.3 + 0.05

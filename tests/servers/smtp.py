@@ -9,6 +9,7 @@ with ``handled=True`` aiosmtpd sends no reply and the client waits forever.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import warnings
 from dataclasses import dataclass, field
@@ -40,6 +41,9 @@ class SmtpLog:
     auth_attempts: list[tuple[str, bool]] = field(default_factory=list)
     messages: list[ReceivedMail] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: Set when a mail's text has come in; while ``held`` is not set, its answer waits for it.
+    text_in: threading.Event = field(default_factory=threading.Event)
+    held: threading.Event | None = None
 
     @property
     def contacted(self) -> bool:
@@ -61,6 +65,10 @@ class _Handler:
         with self.log.lock:
             self.log.messages.append(ReceivedMail(envelope.mail_from, list(envelope.rcpt_tos),
                                                   bytes(envelope.original_content or envelope.content), login))
+        self.log.text_in.set()
+        held = self.log.held
+        if held is not None:  # the client waits with its text gone out
+            await asyncio.get_running_loop().run_in_executor(None, held.wait, 60)
         return "250 Message accepted for delivery"
 
 
@@ -124,7 +132,16 @@ class SmtpServer:
         self.reset()
         return self
 
+    def hold_answers(self) -> None:
+        """From now on a mail's text is taken and its answer held until :meth:`release_answers`."""
+        self.log.held = threading.Event()
+
+    def release_answers(self) -> None:
+        if self.log.held is not None:
+            self.log.held.set()
+
     def stop(self) -> None:
+        self.release_answers()
         if self._controller is not None:
             self._controller.stop()
             self._controller = None

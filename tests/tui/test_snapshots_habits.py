@@ -77,6 +77,22 @@ def test_quit_with_a_proposal_open(snap_compare, workdir, size):
 
 
 @pytest.mark.parametrize("size", [NARROW, LARGE], ids=["80x24", "160x45"])
+def test_quitting_notice(snap_compare, workdir, size):
+    """A quit that waits says what for (tests/tui/test_quit_notice.py drives it on a held send)."""
+    from mailtriage.tui.dialogs.quitting import QuittingNotice
+
+    keys = shot()
+
+    async def run_before(pilot):
+        await keys(pilot)
+        pilot.app.push_screen(QuittingNotice(lambda: "waiting for the confirmed write to finish…"))
+        await settle(pilot)
+
+    assert snap_compare(make_app(mbox_project(workdir / "p") and Path("p")), terminal_size=size,
+                        run_before=run_before)
+
+
+@pytest.mark.parametrize("size", [NARROW, LARGE], ids=["80x24", "160x45"])
 def test_console_trace_tab_with_its_filter(snap_compare, workdir, size):
     """The trace tab: kept from start-up, a filter above it (the mbox project speaks no protocol,
     so no time stamp reaches the shot; the op log's times would, so it is covered by pilots)."""
