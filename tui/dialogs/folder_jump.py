@@ -76,12 +76,19 @@ class NarrowedChoices(Vertical):
         else:
             options.action_first()
 
-    def catch_up(self) -> None:
-        """The list narrowed by what the field holds now (its Changed may still wait behind a key
-        typed in the same burst: Enter or Ctrl+s)."""
-        typed = self.query_one(Input).value
-        if typed != self._shown_for:
-            self._show(typed)
+    def take(self, dialog: ModalScreen) -> None:
+        """Enter: ``dialog`` dismissed with the highlighted choice's key (none: it stays), once
+        the keys typed before Enter are in the field and the list is narrowed by them (a burst:
+        the field's Changed may still wait behind Enter)."""
+        def taken() -> None:
+            typed = self.query_one(Input).value
+            if typed != self._shown_for:
+                self._show(typed)
+            key = self.highlighted_key()
+            if key is not None and dialog.is_active:
+                dialog.dismiss(key)
+
+        bindings.after_typed(self.app, taken)
 
     def add(self, choices: list[Choice]) -> None:
         """More choices (after those shown), narrowed by what is typed."""
@@ -141,14 +148,7 @@ class FolderJump(ModalScreen[str | None], bindings.KeyContext):
 
     def action_open(self) -> None:
         """Enter: the highlighted list or folder (the first that matches what is typed)."""
-        bindings.after_typed(self.app, self._open)  # the filter typed before Enter, once handled (a burst)
-
-    def _open(self) -> None:
-        choices = self.query_one(NarrowedChoices)
-        choices.catch_up()
-        key = choices.highlighted_key()
-        if key is not None and self.is_active:
-            self.dismiss(key)
+        self.query_one(NarrowedChoices).take(self)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

@@ -69,14 +69,7 @@ class FolderPicker(ModalScreen[str | None], bindings.KeyContext):
         if isinstance(self.focused, Button):
             self.focused.press()
             return
-        bindings.after_typed(self.app, self._pick)  # the filter typed before Enter, once handled (a burst)
-
-    def _pick(self) -> None:
-        choices = self.query_one(NarrowedChoices)
-        choices.catch_up()
-        picked = choices.highlighted_key()
-        if picked is not None and self.is_active:
-            self.dismiss(picked)
+        self.query_one(NarrowedChoices).take(self)
 
     def action_cancel(self) -> None:
         self.dismiss(None)
