@@ -175,7 +175,8 @@ class MailSide(TriageSide):
         from mailtriage.backends.contract import Op  # why: loads on first use, not at start-up
         project = self.opened
         if op is Op.LIST_RECENT_THREADS:
-            return OpArgs(list_name=project.list_name(args.get("list")), since=project.since(args.get("since"), label=label))
+            return OpArgs(list_name=project.list_name(args.get("list")),
+                          since=project.since(args.get("since"), label=label))
         if op is Op.CREATE_DRAFT:
             raise UsageError("create_draft is proposed and confirmed from a thread (press r), never run blind")
         thread_id = project.thread_id(args.get("thread_id"), backend)

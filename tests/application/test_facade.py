@@ -208,7 +208,8 @@ OPENER_MODULES = ("mailtriage.trackers", "mailtriage.core.projectconfig", "mailt
 def behind_the_service(folder: str = "cli", root: Path = ROOT) -> list[str]:
     """``path:line what`` for each place in ``folder`` that reaches into the service (an
     attribute of :data:`SERVICE_INSIDES` on a name ending in ``service``), or opens a project or
-    a tracker itself (a name of :data:`OPENERS` from the façade, an import of :data:`OPENER_MODULES`)."""
+    a tracker itself (a name of :data:`OPENERS` from the façade or :data:`OPENER_MODULES`, any
+    import from the trackers)."""
     found = []
     for path in sorted((root / folder).rglob("*.py")):
         where = path.relative_to(root).as_posix()
@@ -224,7 +225,8 @@ def behind_the_service(folder: str = "cli", root: Path = ROOT) -> list[str]:
             elif isinstance(node, ast.ImportFrom) and node.level == 0:
                 module = node.module or ""
                 names = {alias.name for alias in node.names}
-                if module.startswith(OPENER_MODULES) or (module == "mailtriage.application" and names & set(OPENERS)):
+                opens = module.startswith(OPENER_MODULES + ("mailtriage.application",)) and names & set(OPENERS)
+                if module.startswith("mailtriage.trackers") or opens:
                     found.append(f"{where}:{node.lineno} from {module} import {', '.join(sorted(names))}")
             elif isinstance(node, ast.Import):
                 found += [f"{where}:{node.lineno} import {alias.name}" for alias in node.names
@@ -242,7 +244,8 @@ def test_the_command_line_calls_the_service_never_the_project_or_a_tracker():
 
 def test_the_service_scan_sees_each_way_around_it(tmp_path):
     a_module(tmp_path, "cli",
-        "import mailtriage.application as application\nfrom mailtriage.trackers.registry import open_tracker\n\n\n"
+        "import mailtriage.application as application\nfrom mailtriage.trackers.registry import open_tracker\n"
+        "from mailtriage.core.projectconfig import ConfigError\n\n"
         "def f(args, service, self):\n    project = service.opened\n    self.service.project.run()\n"
         "    application.open_tracker(application.load_project(args.project))\n    return args.project, row.opened\n")
     assert sorted(behind_the_service("cli", root=tmp_path)) == [
