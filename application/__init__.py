@@ -44,7 +44,6 @@ if TYPE_CHECKING:
     from mailtriage.application.crypto import ON_DISK_EDITOR_NOTE as ON_DISK_EDITOR_NOTE
     from mailtriage.application.crypto import editor_folder as editor_folder
     from mailtriage.application.location import project_dir as project_dir
-    from mailtriage.application.operations import OpArgs as OpArgs
     from mailtriage.application.overview import ThreadStatus as ThreadStatus
     from mailtriage.application.project import flush_listing_caches as flush_listing_caches
     from mailtriage.application.queue import QueueState as QueueState
@@ -87,7 +86,6 @@ if TYPE_CHECKING:
     from mailtriage.trackers.fields import get_field as get_field
     from mailtriage.trackers.fields import sections as sections
     from mailtriage.trackers.fields import split_lines as split_lines
-    from mailtriage.trackers.registry import open_tracker as open_tracker
     # -- flows' own types, for the front ends that show them
     from mailtriage.application.flows.alerts import MIN_POLL_GAP_SECONDS as MIN_POLL_GAP_SECONDS
     from mailtriage.application.flows.alerts import POLL_GAP_FACTOR as POLL_GAP_FACTOR
@@ -103,11 +101,10 @@ if TYPE_CHECKING:
     from mailtriage.application.flows.proposals import Proposal as Proposal
     from mailtriage.application.flows.proposals import confirm_interactively as confirm_interactively
     from mailtriage.application.flows.templates import receipt_body as receipt_body
-    # -- configuration and the one inert-text module
+    # -- the one inert-text module
     from mailtriage.core.inert import json_dumps as json_dumps
     from mailtriage.core.inert import sender_label as sender_label
     from mailtriage.core.inert import terminal_text as terminal_text
-    from mailtriage.core.projectconfig import load_project as load_project
     # -- the MAS modes endpoint (mailtriage modes …)
     from mailtriage.modes.config import endpoint_token as endpoint_token
     from mailtriage.modes.config import load_config as load_modes_config
@@ -137,7 +134,6 @@ _export("mailtriage.application.attachments", "AttachmentSet", "hex_lines", "run
         attachment_folder_problem="folder_problem")
 _export("mailtriage.application.raw_message", "run_pipe")
 _export("mailtriage.application.window", "parse_since")
-_export("mailtriage.application.operations", "OpArgs")
 _export("mailtriage.application.project", "flush_listing_caches")
 _export("mailtriage.application.location", "project_dir")
 _export("mailtriage.application.build", "trackers_installed")
@@ -163,7 +159,6 @@ _export("mailtriage.backends.security_cc", "CcResolution")
 # -- trackers
 _export("mailtriage.trackers.contract", "CLOSE_REASONS", "STATES", "REFUSED_OPS", "EditRequest", "refused_op")
 _export("mailtriage.trackers.errors", "TrackerError")
-_export("mailtriage.trackers.registry", "open_tracker")
 _export("mailtriage.trackers.fields", "get_field", "sections", "split_lines")
 _export("mailtriage.trackers", rollup="rollup")
 # -- flows' own types, for the front ends that show them
@@ -173,8 +168,7 @@ _export("mailtriage.application.flows.alerts", "NewReportPoller", "PollOutcome",
 _export("mailtriage.application.flows.organize", "outcome_lines")
 _export("mailtriage.application.flows.templates", "receipt_body")
 _export("mailtriage.application.flows.compose", "ComposeForm", "editor_text", "read_editor_text")
-# -- configuration and the one inert-text module
-_export("mailtriage.core.projectconfig", "load_project")
+# -- the one inert-text module
 _export("mailtriage.core.inert", "terminal_text", "json_dumps", "sender_label")
 # -- the MAS modes endpoint (mailtriage modes …)
 _export("mailtriage.modes.config", "endpoint_token", "mode_tokens", "token_hint", load_modes_config="load_config")

@@ -12,8 +12,9 @@ serves one call at a time, and a superseded request simply finishes and is ignor
 The tracker has a lock of its own, and so have the personal accounts' mailboxes (connections
 of their own): opening an account never waits for the project's listing.
 
-The tracker's side (the triage flows, the queue, new-report polls, the sweep) is in
-:mod:`.service_triage`, the service's base class. The flows, the trackers and the mailbox adapters load in the call that first needs them, not
+The mail side (the window, thread ids, the mandatory rule, listing, reading, one contract op)
+is in :mod:`.service_mail`, the service's base class; the tracker's side (the triage flows, the
+queue, new-report polls, the sweep) in :mod:`.service_triage`, its base. The flows, the trackers and the mailbox adapters load in the call that first needs them, not
 when a front end starts (python -X importtime: about a fifth of the app's import time
 otherwise): hence the imports inside the methods.
 """
@@ -23,11 +24,11 @@ from __future__ import annotations
 import threading
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from mailtriage.application.errors import UsageError
 from mailtriage.application.service_lock import Parts, ServiceLock, take_or_abort
-from mailtriage.application.service_triage import AlertWatch, TriageSide
+from mailtriage.application.service_mail import MailSide
+from mailtriage.application.service_triage import AlertWatch
 from mailtriage.core.settings import UserSettings
 
 if TYPE_CHECKING:
@@ -35,8 +36,8 @@ if TYPE_CHECKING:
     from mailtriage.application.flows.compose import ComposeRoute
     from mailtriage.application.flows.alerts import PollFlow
     from mailtriage.application.project import ListEntry, Project
-    from mailtriage.backends.contract import Message, Op, Thread, ThreadId
-    from mailtriage.backends.registry import Resolution, SourceSet
+    from mailtriage.backends.contract import Message, Thread, ThreadId
+    from mailtriage.backends.registry import SourceSet
     from mailtriage.backends.security_cc import CcResolution
     from mailtriage.core.projectconfig import ProjectConfig
     from mailtriage.application.flows.compose import ComposeForm
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
 __all__ = ["AlertWatch", "Service"]
 
 
-class Service(TriageSide):
+class Service(MailSide):
     def __init__(self, project_dir: Path, *, demo: bool, settings: UserSettings, quiet_pinentry: bool = True) -> None:
         """``quiet_pinentry``: no terminal pinentry (the app, whose terminal the UI holds: a key
         is unlocked on request); the command line lets gpg ask on its terminal."""
@@ -112,23 +113,6 @@ class Service(TriageSide):
             return [ListEntry("(no security list)", None, "security_list is not configured in project.md")]
         return self.project.lists()
 
-    def since(self) -> datetime:
-        """Start of the listing window: ``import.since`` or ``import.since_days`` (default 30)."""
-        from mailtriage.application.window import configured_since  # why: loads on first use, not at start-up
-        return _value_error(lambda: configured_since(self.config))
-
-    def check_sources(self):
-        """Availability of each backend (cached per run), resolution per op, and the
-        MandatoryBackendUnavailable error when a mandatory backend is down (else None)."""
-        with self._lock:
-            return self.opened.check_sources()
-
-    def resolution(self, op: Op) -> "Resolution":
-        """Which backend serves ``op`` (a failure names it). Under the lock: a forgotten availability
-        is checked again, a login on the connection the other calls use."""
-        with self._lock:
-            return self.opened.sources.resolve(op)
-
     def forget_availability(self) -> None:
         """The sources are checked again on their next use. Never waits: the UI thread calls it
         (a failure report, R) while a worker may hold the backend lock for seconds; the cache
@@ -142,20 +126,7 @@ class Service(TriageSide):
         meanwhile is read anew (not the one cached when it was first opened). Never waits."""
         self._tracker_stale = True
 
-    # -- operations (blocking) ---------------------------------------------
-    def list_threads(self, list_name: str | None, *, limit: int | None = None):
-        """Dispatch ``list_recent_threads``; returns the registry's Dispatch.
-
-        ``limit`` asks for the newest threads only, from a backend that declares a listing
-        limit (IMAP walks the folder newest first and stops early); other backends ignore
-        it and return everything.
-
-        Raises:
-            MandatoryBackendUnavailable, NoBackendAvailable, and the backend's errors.
-        """
-        with self._lock:  # the window too: a service that opens later (head start) has no config yet
-            return self.opened.list_threads(list_name, self.since(), limit=limit)
-
+    # -- operations (blocking; the rest in service_mail.py) ------------------------
     def offline_threads(self, list_name: str | None, *, limit: int | None = None, local: bool = True):
         """Rows read without asking a server, and whether they are stale, or None: see
         :meth:`Project.offline_threads`."""
@@ -193,15 +164,6 @@ class Service(TriageSide):
         with self._lock:
             return self.opened.listing_can_be_limited()
 
-    def read_thread(self, thread_id: ThreadId, *, urgent: bool = True):
-        """``urgent``: the user waits on it (before a listing's next part); not so a read ahead."""
-        with self._lock.urgently() if urgent else self._lock:
-            return self.opened.read_thread(thread_id)
-
-    def thread_url(self, thread_id: ThreadId):
-        with self._lock:
-            return self.opened.thread_url(thread_id)
-
     def propose_reply(self, thread: Thread, body: str, *, allow_clear: bool = False, allow_second_draft: bool = False):
         """``allow_clear``: the user chose to draft in clear a reply to an encrypted report;
         ``allow_second_draft``: a draft although one is pending (the command line's ``--second-draft``)."""
@@ -234,31 +196,6 @@ class Service(TriageSide):
         # comment) or an account's mailbox (flag, move): all three locks, always in this order.
         with self._lock.writing(), self._lock, self._tracker_lock, self._mailbox_lock:
             return proposal.apply(confirmed=True)
-
-    def run_op(self, op: Op, backend: str | None, args: dict[str, Any]):
-        """Run one contract op by hand (backend console). ``backend`` None: resolved.
-
-        Raises:
-            ValueError: the thread id or the window cannot be read, or the op is create_draft.
-        """
-        from mailtriage.application.operations import OpArgs  # why: loads on first use, not at start-up
-        from mailtriage.backends.contract import Op  # why: loads on first use, not at start-up
-        project = self.opened
-
-        def op_args() -> OpArgs:
-            if op is Op.LIST_RECENT_THREADS:
-                return OpArgs(list_name=project.list_name(args.get("list")),
-                                          since=project.since(args.get("since")))
-            if op is Op.LIST_SENT_SINCE:
-                tid = project.thread_id(args.get("thread_id"), backend)
-                return OpArgs(thread_id=tid, since=project.since(args.get("since")))
-            if op is Op.CREATE_DRAFT:
-                raise ValueError("create_draft is proposed and confirmed from a thread (press r), never run blind")
-            return OpArgs(thread_id=project.thread_id(args.get("thread_id"), backend))
-
-        call_args = _value_error(op_args)
-        with self._lock:
-            return project.run(op, call_args, backend=backend or None)
 
     # -- compose: replies, forwards and new mail (where a compose goes is decided from the row,
     #    never from the pane or folder the user came from: issue 30) --------------------
@@ -388,6 +325,7 @@ class Service(TriageSide):
             finally:
                 self._tracker_lock.release()
         self.close_mailboxes()
+        self.close_lone_tracker()  # the tracker command's (opened from project.md alone)
 
     # -- personal accounts (blocking; one adapter per account, one call at a time) ----
     @property
@@ -528,10 +466,3 @@ class Service(TriageSide):
         finally:
             self._mailbox_lock.release()
 
-
-def _value_error(read):
-    """``read()``, with the application's UsageError raised as the ValueError the UI shows."""
-    try:
-        return read()
-    except UsageError as exc:
-        raise ValueError(str(exc)) from exc

@@ -29,7 +29,12 @@ if TYPE_CHECKING:
     from mailtriage.backends.contract import Thread, ThreadId
     from mailtriage.core.projectconfig import ProjectConfig
 
-__all__ = ["AlertWatch", "TriageSide"]
+__all__ = ["AlertWatch", "TRACKER_CALLS", "TriageSide"]
+
+#: The tracker contract's calls the command line makes by name (:meth:`TriageSide.tracker_call`).
+TRACKER_CALLS = frozenset({
+    "view", "list", "labels", "field_get", "create", "edit", "field_set", "comment", "close", "reopen",
+    "rollup_append", "rollup_amend_latest", "attach", "body", "review_state", "publish", "doctor", "init", "detect"})
 
 
 @frozen_dataclass
@@ -243,6 +248,67 @@ class TriageSide:
         tracker = self.open_tracker()
         with self._tracker_lock:
             return tracker.view(issue_id, comments=True)
+
+    # -- the tracker contract by hand (the command line's ``mailtriage tracker``) -------------
+    _lone_tracker: Any = None  # opened from project.md alone (tracker_call on a service not opened)
+    _lone_config: ProjectConfig | None = None
+
+    def project_setting(self, key: str) -> Any:
+        """A value of project.md (``tracker.prefix``), read without building the mail sources.
+
+        Raises:
+            ConfigError: project.md is missing or invalid.
+        """
+        return self._tracker_config().get(key)
+
+    def _tracker_config(self) -> ProjectConfig:
+        if self.config is not None:
+            return self.config
+        if self._lone_config is None:
+            from mailtriage.core.projectconfig import load_project  # why: loads on first use, not at start-up
+            self._lone_config = load_project(self.project_dir)
+        return self._lone_config
+
+    def _contract_tracker(self):
+        """The project's tracker once the project is open; else one opened from project.md alone:
+        the tracker command builds no mail source."""
+        if self.project is not None:
+            return self.open_tracker()
+        with self._tracker_lock:
+            if self._lone_tracker is None:
+                from mailtriage.trackers.registry import open_tracker  # why: loads on first use, not at start-up
+                self._lone_tracker = open_tracker(self._tracker_config())
+            return self._lone_tracker
+
+    def tracker_call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """One call of the tracker contract by its name (``view``, ``create``, ``publish``, …; see
+        :data:`TRACKER_CALLS`), under the tracker's lock.
+
+        Raises:
+            ConfigError, TrackerError: the tracker cannot be opened, or the call failed.
+        """
+        if name not in TRACKER_CALLS:
+            raise ValueError(f"{name} is not a call of the tracker contract")
+        tracker = self._contract_tracker()
+        with self._tracker_lock:
+            return getattr(tracker, name)(*args, **kwargs)
+
+    def tracker_kind(self) -> tuple[str, bool]:
+        """The tracker's kind and whether it is set up locally (``init``, ``detect``: local-files)."""
+        tracker = self._contract_tracker()
+        return str(tracker.kind), bool(tracker.features.set_up_locally)
+
+    def tracker_notices(self) -> list[str]:
+        """What an opened tracker noticed on the way (a repository that moved): never opens one."""
+        tracker = self._lone_tracker if self.project is None else self.project.tracker
+        return list(getattr(tracker, "notices", ()))
+
+    def close_lone_tracker(self) -> None:
+        """Close the tracker :meth:`tracker_call` opened from project.md alone (if any)."""
+        with self._tracker_lock:
+            tracker, self._lone_tracker = self._lone_tracker, None
+        if tracker is not None:
+            tracker.close_backend()
 
     # -- new-report alerts ----------------------------------------------------
     def poll_interval(self, override: float | None = None) -> float:

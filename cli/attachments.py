@@ -44,8 +44,8 @@ def register(op_parser) -> None:
 
 
 def run(args: argparse.Namespace, service: application.Service) -> int:
-    Op, project = application.Op, service.opened
-    abort = project.sources.mandatory_abort(Op.READ_THREAD)
+    Op = application.Op
+    abort = service.mandatory_abort(Op.READ_THREAD)
     if abort is not None:
         err(abort.aborted or "")
         emit({"op": "save_attachments", "backend": None, "aborted": abort.aborted, "resolution": abort.to_json(),
@@ -57,13 +57,13 @@ def run(args: argparse.Namespace, service: application.Service) -> int:
     problem = application.attachment_folder_problem(folder)
     if problem:
         raise UsageError(f"--to {problem}")
-    thread_id = project.thread_id(args.thread_id, args.backend)
+    thread_id = service.thread_id(args.thread_id, args.backend)
     try:
-        read = project.read_thread(thread_id, backend=args.backend)
+        read = service.read_thread(thread_id, backend=args.backend)
     except application.NoBackendAvailable as exc:
         err(f"nothing written: {exc}")
         emit({"op": "save_attachments", "backend": None, "skipped": str(exc),
-              "resolution": project.sources.resolve(Op.READ_THREAD).to_json(), "written": False, "saved": []})
+              "resolution": service.resolution(Op.READ_THREAD).to_json(), "written": False, "saved": []})
         return exit_code(exc, MAIN)
     attachments = service.attachments(read.value, backend=read.resolution.chosen)
     items = attachments.select(args.attachment_name)

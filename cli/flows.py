@@ -268,7 +268,7 @@ def _open(args):
 def _import(args) -> int:
     service = _open(args)
     try:
-        thread_id = service.opened.thread_id_for(args.thread_id, application.Op.READ_THREAD)
+        thread_id = service.thread_id_for(args.thread_id, application.Op.READ_THREAD)
         proposal = service.propose_import(thread_id, sender_name=args.sender_name)
         return _apply_flow("import", proposal, args, service, publish=True, extra={"thread_id": str(thread_id)})
     finally:
@@ -308,9 +308,8 @@ def _sync(args) -> int:
 
 def _poll(args) -> int:
     service = _service(args)
-    project = service.opened
     try:
-        missing = application.unconfigured_list(project.sources, args.list_name)
+        missing = service.unconfigured_list(args.list_name)
         if missing is not None:  # never the whole folder as if it were the list
             err(missing.warning)
             return ExitCode.USAGE if missing.stop else ExitCode.DECLINED

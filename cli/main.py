@@ -220,20 +220,16 @@ def open_service(args: argparse.Namespace, *, opened: bool = True) -> applicatio
 
 def cmd_sources(args: argparse.Namespace) -> int:
     service = open_service(args)
-    project = service.opened
     try:
-        sources = project.sources
         all_ops = application.ALL_OPS
-        matrix = sources.matrix()
-        resolutions = {op.value: sources.resolve(op) for op in all_ops}
-        abort = sources.mandatory_abort(all_ops[0])
-        cc = project.security_cc()
         # The matrix is shown whole; a mandatory backend that its configuration breaks
         # still makes this a configuration error (exit 2), as for every other command.
-        config_error = project.mandatory_config_error()
+        report = service.sources_report()
+        matrix, resolutions, abort, cc = report.matrix, report.resolutions, report.abort, report.security_cc
+        config_error = report.config_error
         if args.json:
             _emit({
-                "project": str(project.config.file),
+                "project": str(report.file),
                 "backends": matrix,
                 "resolution": {op: r.to_json() for op, r in resolutions.items()},
                 # A run would be refused while this is set (the mandatory rule); this
@@ -246,7 +242,7 @@ def cmd_sources(args: argparse.Namespace) -> int:
             if config_error is not None:
                 raise config_error
             return ExitCode.OK
-        print(f"Project: {_line(project.config.title)} ({_line(project.config.file)})")
+        print(f"Project: {_line(report.title)} ({_line(report.file)})")
         if not matrix:
             print("No mail sources configured (add a '## Mail sources' table to project.md).")
         header = ["backend", "role", "mand.", *[op.value for op in all_ops], "available"]
@@ -287,18 +283,17 @@ def _print_table(header: list[str], rows: list[list[str]]) -> None:
 
 def cmd_list(args: argparse.Namespace) -> int:
     service = open_service(args)
-    project = service.opened
     try:
-        project.sources.preflight()  # the mandatory rule, at the start of the run
-        missing = application.unconfigured_list(project.sources, args.list_name)
+        service.preflight()  # the mandatory rule, at the start of the run
+        missing = service.unconfigured_list(args.list_name)
         if missing is not None:  # never the whole folder as if it were the list
             _err(missing.warning)
             return ExitCode.USAGE if missing.stop else ExitCode.DECLINED
-        since = project.since(args.since, label="--since")
-        list_name = project.list_name(args.list_name)
-        result = project.list_threads(list_name, since)
+        since = service.since_arg(args.since)
+        list_name = service.list_name(args.list_name)
+        result = service.list_threads(list_name, since=since)
         threads = result.value
-        print(f"{_line(project.config.title)}: {len(threads)} threads on {_line(list_name or '(no list)')} "
+        print(f"{_line(service.project_title)}: {len(threads)} threads on {_line(list_name or '(no list)')} "
               f"since {since.date().isoformat()} (via {_line(result.resolution.chosen)})")
         column = service.settings.date_column  # the app's date column: the sender's Date: by default
         print(f"{application.DATE_HEADINGS[column]:<17} {'#':>3}  {'from':<24}  subject")
@@ -314,53 +309,46 @@ def cmd_list(args: argparse.Namespace) -> int:
         service.close()
 
 
-def _op_args(op, args: argparse.Namespace, project):
+def _op_args(op, args: argparse.Namespace, service: application.Service):
     """The arguments of one ``mail`` operation, read from the command line."""
-    Op = application.Op
-    if op is Op.LIST_RECENT_THREADS:
-        return application.OpArgs(list_name=project.list_name(args.list_name),
-                                   since=project.since(args.since, label="--since"))
-    thread_id = project.thread_id(args.thread_id, args.backend)
-    if op is Op.LIST_SENT_SINCE:
-        return application.OpArgs(thread_id=thread_id, since=project.since(args.since, label="--since"))
-    return application.OpArgs(thread_id=thread_id)
+    typed = {"list": getattr(args, "list_name", None), "since": getattr(args, "since", None),
+             "thread_id": getattr(args, "thread_id", None)}
+    return service.op_args(op, typed, args.backend, label="--since")
 
 
 def cmd_mail(args: argparse.Namespace) -> int:
     if args.op == "search":  # not one of the contract's six ops: cli/search.py
         return search_command.run(args, open_service)
     service = open_service(args)
-    project = service.opened
     try:
         if args.op == attachments.OP:  # not a contract op: reads the thread, then saves after confirmation
             return attachments.run(args, service)
         op = application.Op.parse(args.op)
         # The mandatory rule, checked once at the start of the run: nothing runs, nothing is proposed.
-        abort = project.sources.mandatory_abort(op)
+        abort = service.mandatory_abort(op)
         if abort is not None:
             _err(abort.aborted or "")
             _emit({"op": op.value, "backend": None, "aborted": abort.aborted, "resolution": abort.to_json(),
                    "result": None})
             return ExitCode.FAILED
         if op is application.Op.CREATE_DRAFT:
-            return _create_draft(args, service, project.thread_id(args.thread_id, args.backend))
-        missing = application.unconfigured_list(project.sources, args.list_name) \
-            if op is application.Op.LIST_RECENT_THREADS else None
+            return _create_draft(args, service, service.thread_id(args.thread_id, args.backend))
+        missing = service.unconfigured_list(args.list_name) if op is application.Op.LIST_RECENT_THREADS else None
         if missing is not None:  # never the whole folder as if it were the list
             _err(missing.warning)
             _emit({"op": op.value, "backend": None, ("aborted" if missing.stop else "skipped"): missing.warning,
                    "result": None})
             return ExitCode.USAGE if missing.stop else ExitCode.DECLINED
-        op_args = _op_args(op, args, project)
+        op_args = _op_args(op, args, service)
         if getattr(args, "no_decrypt", False):
-            project.pgp.decrypt = False
+            service.keep_encrypted()
         try:
-            result = project.run(op, op_args, backend=args.backend)
+            result = service.run(op, op_args, backend=args.backend)
         except application.NoBackendAvailable as exc:
             # Skipped: the JSON carries the resolution that says why, not only stderr.
             _err(str(exc))
             _emit({"op": op.value, "backend": None, "skipped": str(exc),
-                   "resolution": project.sources.resolve(op).to_json(), "result": None})
+                   "resolution": service.resolution(op).to_json(), "result": None})
             return exit_code(exc, MAIN)
         doc = {
             "op": op.value,
@@ -379,14 +367,13 @@ def cmd_mail(args: argparse.Namespace) -> int:
 
 
 def _create_draft(args, service: application.Service, tid) -> int:
-    Op, project = application.Op, service.opened
     body = _read_file_arg(args.body_file)
     try:
-        read = project.read_thread(tid, backend=args.backend)
+        read = service.read_thread(tid, backend=args.backend)
     except application.NoBackendAvailable as exc:
         _err(f"nothing written: {exc}")
         _emit({"op": "create_draft", "written": False, "skipped": str(exc),
-               "resolution": project.sources.resolve(Op.READ_THREAD).to_json()})
+               "resolution": service.resolution(application.Op.READ_THREAD).to_json()})
         return exit_code(exc, MAIN)
     proposal = service.propose_reply(read.value, body, allow_second_draft=args.second_draft,
                                      allow_clear=args.allow_clear)

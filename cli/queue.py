@@ -103,7 +103,7 @@ def _show_queue(args: argparse.Namespace) -> int:
     now = _now(args.now, demo=bool(getattr(args, "demo", False)))
     service = _service(args)
     try:
-        since = service.opened.since(args.since, label="--since") if args.since else None
+        since = service.since_arg(args.since) if args.since else None
         state = application.QueueState(args.state) if args.state else None
         queue = service.queue(now, list_name=args.list_name, since=since, state=state, owner=args.owner,
                               keep_records=False)  # one queue, then the process ends

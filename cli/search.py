@@ -50,7 +50,7 @@ def run(args: argparse.Namespace, open_service: Callable[..., Service]) -> int:
     if args.account:
         if args.backend:
             raise application.UsageError("--account and --backend cannot be combined")
-        since = _since(args, None)
+        since = application.parse_since(args.since, None, label="--since") if args.since else None
         service = open_service(args, opened=False)
         try:
             result = service.search_account(args.account, args.folder, args.query, field=args.field, since=since,
@@ -61,16 +61,16 @@ def run(args: argparse.Namespace, open_service: Callable[..., Service]) -> int:
               "result": result.page.to_json()})
         return _done(result)
     service = open_service(args)
-    project = service.opened
     try:
-        abort = project.sources.mandatory_abort(application.Op.LIST_RECENT_THREADS)
+        abort = service.mandatory_abort(application.Op.LIST_RECENT_THREADS)
         if abort is not None:
             err(abort.aborted)
             emit({"op": "search", "backend": None, "aborted": abort.aborted, "resolution": abort.to_json(),
                   "result": None})
             return ExitCode.FAILED
-        result = service.search_sources(args.query, project.list_name(args.list_name), field=args.field,
-                                        since=_since(args, project), folder=args.folder,
+        result = service.search_sources(args.query, service.list_name(args.list_name), field=args.field,
+                                        since=service.since_arg(args.since) if args.since else None,
+                                        folder=args.folder,
                                         all_folders=args.all_folders, backend=args.backend, page=args.page,
                                         page_size=args.page_size)
         emit({"op": "search", "backend": result.backend, "resolution": result.resolution.to_json(),
@@ -78,14 +78,6 @@ def run(args: argparse.Namespace, open_service: Callable[..., Service]) -> int:
         return _done(result)
     finally:
         service.close()
-
-
-def _since(args: argparse.Namespace, project):
-    if not args.since:
-        return None
-    if project is not None:
-        return project.since(args.since, label="--since")
-    return application.parse_since(args.since, None, label="--since")
 
 
 def _done(result) -> int:

@@ -36,6 +36,15 @@ def unopened_service(directory: str | os.PathLike, *, demo: bool) -> application
     return application.Service(Path(directory), demo=demo, settings=user_settings(), quiet_pinentry=False)
 
 
+def tracker_service(directory: str | os.PathLike) -> application.Service:
+    """The service for ``mailtriage tracker``, not opened: its tracker opens from project.md alone
+    (no mail source is built), and the user settings are not read (the tracker needs none)."""
+    from mailtriage.core.settings import UserSettings, settings_file  # why: as user_settings below
+
+    return application.Service(Path(directory), demo=False, settings=UserSettings(settings_file(), {}),
+                               quiet_pinentry=False)
+
+
 def user_settings():
     """The user settings; when the file cannot be read, a stand-in on the defaults that carries
     the problem (:meth:`UserSettings.require` raises it), after a warning on stderr."""

@@ -6,8 +6,10 @@ titles, values and messages arrive through ``--*-file`` (``-`` is stdin); ``--ti
 one validated line. Mount it with :func:`register` under a parent parser, or call
 :func:`main` with the arguments after ``tracker``.
 
-Start-up stays small: the tracker contract and the chosen backend module load when the
-command runs (``mailtriage.application`` loads names on first use).
+The tracker is opened and called through the application service (``Service.tracker_call``,
+the contract's calls by name), from project.md alone: no mail source is built. Start-up stays
+small: the tracker contract and the chosen backend module load when the command runs
+(``mailtriage.application`` loads names on first use).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from mailtriage.application import CLOSE_REASONS, REFUSED_OPS, STATES
 from mailtriage.application.errors import ConfigError, Refused, SecretMissing, TrackerError
 from mailtriage.application.errors import TrackerUsageError as UsageError
 from mailtriage.cli.exit_codes import TRACKER, ExitCode, exit_code
+from mailtriage.cli.service import tracker_service
 from mailtriage.core.inert import json_dumps, terminal_text
 from mailtriage.core.secrets import scrub
 
@@ -230,105 +233,103 @@ def _project_dir(args: argparse.Namespace) -> str:
     return getattr(args, "project", None) or os.environ.get("MAILTRIAGE_PROJECT") or os.getcwd()
 
 
-def _open(args: argparse.Namespace):
-    return application.open_tracker(application.load_project(_project_dir(args)))
-
-
 def _dispatch(args: argparse.Namespace, inputs: _Inputs, out: Any, err: Any) -> int:
     command = args.tracker_command
-    if command in REFUSED_OPS or command.startswith("board-"):
-        raise application.refused_op(command, _platform_name(args))
-    tracker = _open(args)
+    service = tracker_service(_project_dir(args))
     try:
-        return _run_command(tracker, command, args, inputs, out, err)
+        if command in REFUSED_OPS or command.startswith("board-"):
+            raise application.refused_op(command, _platform_name(service))
+        facts = service.tracker_kind()  # the tracker opens before any input is read
+        try:
+            return _run_command(service, facts, command, args, inputs, out, err)
+        finally:
+            # what the backend noticed on the way (e.g. a repository that moved): stderr, never stdout
+            for notice in service.tracker_notices():
+                print(terminal_text(f"{PROG} {command}: note: {scrub(notice)}"), file=err)  # server text
     finally:
-        # what the backend noticed on the way (e.g. a repository that moved): stderr, never stdout
-        for notice in getattr(tracker, "notices", ()):
-            print(terminal_text(f"{PROG} {command}: note: {scrub(notice)}"), file=err)  # server text
-        tracker.close_backend()
+        service.close()
 
 
 #: The issue-ID prefix of a tracker whose project names none (SEC-0001, as the docs and the demo).
 DEFAULT_PREFIX = "SEC"
 
 
-def _project_prefix(args: argparse.Namespace) -> str:
-    """``init`` without ``--prefix``: the project's ``tracker.prefix``, else :data:`DEFAULT_PREFIX`."""
-    return str(application.load_project(_project_dir(args)).get("tracker.prefix") or DEFAULT_PREFIX)
-
-
-def _platform_name(args: argparse.Namespace) -> str:
+def _platform_name(service: application.Service) -> str:
     try:
-        return str(application.load_project(_project_dir(args)).get("tracker.platform") or "github")
+        return str(service.project_setting("tracker.platform") or "github")
     except Exception:
         return "configured"
 
 
-def _run_command(tracker: Any, command: str, args: argparse.Namespace, inputs: _Inputs, out: Any, err: Any) -> int:
+def _run_command(service: application.Service, facts: tuple[str, bool], command: str, args: argparse.Namespace,
+                 inputs: _Inputs, out: Any, err: Any) -> int:
+    call = service.tracker_call
     result: Any
     if command == "view":
-        result = tracker.view(args.id, comments=args.comments)
+        result = call("view", args.id, comments=args.comments)
     elif command == "list":
-        listed = tracker.list(state=args.state, labels=args.label, search=args.search, limit=args.limit)
+        listed = call("list", state=args.state, labels=args.label, search=args.search, limit=args.limit)
         for problem in listed.problems:
             print(terminal_text(f"{PROG} list: skipped {problem}"), file=err)
         result = listed.items
     elif command == "labels":
-        result = tracker.labels()
+        result = call("labels")
     elif command == "field-get":
-        result = tracker.field_get(args.id, args.heading)
+        result = call("field_get", args.id, args.heading)
     elif command == "create":
         title = inputs.read_title(args.title, args.title_file)
         body = inputs.read_text(args.body_file, "--body-file")
-        result = tracker.create(title, body or "", args.label)
+        result = call("create", title, body or "", args.label)
     elif command == "edit":
         change = application.EditRequest(
             add_labels=args.add_label, remove_labels=args.remove_label, add_assignees=args.add_assignee,
             remove_assignees=args.remove_assignee, milestone=args.milestone, clear_milestone=args.clear_milestone,
             title=inputs.read_title(args.title, args.title_file),
             body=inputs.read_text(args.body_file, "--body-file"))
-        result = tracker.edit(args.id, change)
+        result = call("edit", args.id, change)
     elif command == "field-set":
-        result = tracker.field_set(args.id, args.heading, inputs.read_text(args.value_file, "--value-file") or "")
+        result = call("field_set", args.id, args.heading, inputs.read_text(args.value_file, "--value-file") or "")
     elif command == "comment":
-        result = tracker.comment(args.id, inputs.read_text(args.body_file, "--body-file") or "", author=args.author)
+        result = call("comment", args.id, inputs.read_text(args.body_file, "--body-file") or "", author=args.author)
     elif command == "close":
-        result = tracker.close(args.id, args.reason)
+        result = call("close", args.id, args.reason)
     elif command == "reopen":
-        result = tracker.reopen(args.id)
+        result = call("reopen", args.id)
     elif command == "rollup-append":
         body = inputs.read_text(args.entry_body_file, "--entry-body-file") or ""
-        result = tracker.rollup_append(args.id, args.action, body, user=args.user, now=args.now)
+        result = call("rollup_append", args.id, args.action, body, user=args.user, now=args.now)
     elif command == "rollup-amend-latest":
         body = inputs.read_text(args.entry_body_file, "--entry-body-file") or ""
-        result = tracker.rollup_amend_latest(args.id, args.action, body)
+        result = call("rollup_amend_latest", args.id, args.action, body)
     elif command == "attach":
         if args.file == "-" and not args.name:
             raise UsageError("--name is required when the file is - (stdin)")
         name = args.name or os.path.basename(args.file)
-        result = tracker.attach(args.id, inputs.read_bytes(args.file, "<file>"), name)
+        result = call("attach", args.id, inputs.read_bytes(args.file, "<file>"), name)
     elif command == "body":
-        text = tracker.body(args.id)
+        text = call("body", args.id)
         out.write(text if text.endswith("\n") or not text else text + "\n")
         return 0
     elif command == "pending":
-        result = tracker.review_state()
+        result = call("review_state")
     elif command == "publish":
         message = inputs.read_text(args.message_file, "--message-file") or ""
         review = _review(inputs.read_text(args.review_file, "--review-file"))
-        result = tracker.publish(message, args.trailer, push=args.push, review=review)
+        result = call("publish", message, args.trailer, push=args.push, review=review)
     elif command == "doctor":
-        result = tracker.doctor()
+        result = call("doctor")
         _print(result, out)
         return ExitCode.OK if result.get("ok") else ExitCode.FAILED
     elif command in ("init", "detect"):
-        if not tracker.features.set_up_locally:
-            raise Refused(f"{command} is local-files only; the {tracker.kind} tracker is set up on its server")
+        kind, set_up_locally = facts
+        if not set_up_locally:
+            raise Refused(f"{command} is local-files only; the {kind} tracker is set up on its server")
         if command == "init":
-            prefix = args.prefix or _project_prefix(args)
-            result = tracker.init(prefix, digits=args.digits, access_restricted=args.access_restricted)
+            # without --prefix: the project's tracker.prefix, else DEFAULT_PREFIX
+            prefix = args.prefix or str(service.project_setting("tracker.prefix") or DEFAULT_PREFIX)
+            result = call("init", prefix, digits=args.digits, access_restricted=args.access_restricted)
         else:
-            result = tracker.detect(write=args.write, access_restricted=args.access_restricted)
+            result = call("detect", write=args.write, access_restricted=args.access_restricted)
     else:  # pragma: no cover - argparse only lets known commands through
         raise UsageError(f"unknown subcommand {command}")
     _print(result, out)

@@ -58,6 +58,12 @@ def run_time_exports() -> dict[str, tuple[str, str]]:
     return {name: (target, name) if isinstance(target, str) else target for name, target in table.items()}
 
 
+def a_module(root: Path, folder: str, source: str) -> None:
+    """``folder/x.py`` under ``root`` holding ``source``: a front end for the scans' own tests."""
+    (root / folder).mkdir()
+    (root / folder / "x.py").write_text(source)
+
+
 def test_every_export_is_used_by_a_front_end():
     unused = sorted(set(application.__all__) - names_used(*FRONT_ENDS))
     assert unused == [], (f"mailtriage.application exports {unused}, which neither cli/ nor tui/ uses: remove "
@@ -65,8 +71,7 @@ def test_every_export_is_used_by_a_front_end():
 
 
 def test_the_usage_scan_sees_both_import_forms(tmp_path):
-    (tmp_path / "cli").mkdir()
-    (tmp_path / "cli" / "x.py").write_text(
+    a_module(tmp_path, "cli",
         "import mailtriage.application as app\n\n\ndef f():\n"
         "    from mailtriage.application import Op  # why: a test\n    return app.Project\n")
     assert names_used("cli", root=tmp_path) == {"Op", "Project"}
@@ -185,9 +190,64 @@ def test_front_ends_reach_the_application_layer_through_the_facade():
 
 
 def test_the_door_scan_skips_types_and_the_error_module(tmp_path):
-    (tmp_path / "tui").mkdir()
-    (tmp_path / "tui" / "x.py").write_text(
+    a_module(tmp_path, "tui",
         "from typing import TYPE_CHECKING\nfrom mailtriage.application.errors import UsageError\n"
         "if TYPE_CHECKING:\n    from mailtriage.application.queue import Queue\n\n\n"
         "def f():\n    from mailtriage.application.crypto import editor_folder\n")
     assert doors_around_the_facade("tui", root=tmp_path) == ["tui/x.py:8 mailtriage.application.crypto"]
+
+
+#: What the service holds for the command line and never hands over: the project, its sources,
+#: its tracker (``service.opened.run(…)`` was the command line's six mail operations once).
+SERVICE_INSIDES = ("project", "opened", "sources", "tracker")
+#: What opens a project or a tracker beside the service (the façade's names, and the modules).
+OPENERS = ("open_tracker", "load_project", "Project")
+OPENER_MODULES = ("mailtriage.trackers", "mailtriage.core.projectconfig", "mailtriage.application.project")
+
+
+def behind_the_service(folder: str = "cli", root: Path = ROOT) -> list[str]:
+    """``path:line what`` for each place in ``folder`` that reaches into the service (an
+    attribute of :data:`SERVICE_INSIDES` on a name ending in ``service``), or opens a project or
+    a tracker itself (a name of :data:`OPENERS` from the façade or :data:`OPENER_MODULES`, any
+    import from the trackers)."""
+    found = []
+    for path in sorted((root / folder).rglob("*.py")):
+        where = path.relative_to(root).as_posix()
+        tree = parse(path)
+        facade = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+                  for alias in node.names if alias.name == "mailtriage.application"}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr in SERVICE_INSIDES \
+                    and ast.unparse(node.value).split(".")[-1].lower().endswith("service"):
+                found.append(f"{where}:{node.lineno} {ast.unparse(node)}")
+            elif isinstance(node, ast.Attribute) and node.attr in OPENERS and ast.unparse(node.value) in facade:
+                found.append(f"{where}:{node.lineno} {ast.unparse(node)}")
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                module = node.module or ""
+                names = {alias.name for alias in node.names}
+                opens = module.startswith(OPENER_MODULES + ("mailtriage.application",)) and names & set(OPENERS)
+                if module.startswith("mailtriage.trackers") or opens:
+                    found.append(f"{where}:{node.lineno} from {module} import {', '.join(sorted(names))}")
+            elif isinstance(node, ast.Import):
+                found += [f"{where}:{node.lineno} import {alias.name}" for alias in node.names
+                          if alias.name.startswith(OPENER_MODULES)]
+    return found
+
+
+def test_the_command_line_calls_the_service_never_the_project_or_a_tracker():
+    # The command line once ran the six mail operations, `list` and `sources` on service.opened
+    # (the Project: project.run, project.sources.resolve, project.pgp.decrypt = False) and the
+    # tracker CLI opened its tracker itself (application.open_tracker(application.load_project(…))):
+    # what the service's locks and settings decide then held in the app only. Add a Service method.
+    assert behind_the_service("cli") == []
+
+
+def test_the_service_scan_sees_each_way_around_it(tmp_path):
+    a_module(tmp_path, "cli",
+        "import mailtriage.application as application\nfrom mailtriage.trackers.registry import open_tracker\n"
+        "from mailtriage.core.projectconfig import ConfigError\n\n"
+        "def f(args, service, self):\n    project = service.opened\n    self.service.project.run()\n"
+        "    application.open_tracker(application.load_project(args.project))\n    return args.project, row.opened\n")
+    assert sorted(behind_the_service("cli", root=tmp_path)) == [
+        "cli/x.py:2 from mailtriage.trackers.registry import open_tracker", "cli/x.py:6 service.opened",
+        "cli/x.py:7 self.service.project", "cli/x.py:8 application.load_project", "cli/x.py:8 application.open_tracker"]

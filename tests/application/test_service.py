@@ -16,8 +16,8 @@ from tests.tui.helpers import mbox_project
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVICE = ROOT / "application" / "service.py"
-#: The service's class and its base (the triage side, a module of its own for size).
-SERVICE_MODULES = (SERVICE, ROOT / "application" / "service_triage.py")
+#: The service's class and its bases (the mail and the triage sides, modules of their own for size).
+SERVICE_MODULES = (SERVICE, ROOT / "application" / "service_mail.py", ROOT / "application" / "service_triage.py")
 
 
 def used_by_tui() -> set[str]:
@@ -87,6 +87,40 @@ def test_poll_interval_user_setting_wins_and_zero_turns_polling_off(tmp_path):
     with pytest.raises(ConfigError) as err:
         _service(tmp_path / "d", {"alerts": {"poll_seconds": "soon"}}, **project).poll_interval()
     assert err.value.key == "alerts.poll_seconds"
+
+
+def test_a_contract_ops_arguments_read_alike_for_both_front_ends(tmp_path):
+    # The command line's `mail` reads them as a usage error naming its option (exit 2); the
+    # app's console gets the same problem as the ValueError it shows.
+    from mailtriage.application.errors import UsageError
+    from mailtriage.backends.contract import Op
+
+    service = _service(tmp_path, {})
+    with pytest.raises(UsageError, match="--since"):
+        service.op_args(Op.LIST_SENT_SINCE, {"thread_id": "mbox:<a@b>", "since": "soon"}, label="--since")
+    with pytest.raises(ValueError, match="needs a thread id") as err:
+        service.run_op(Op.READ_THREAD, None, {"thread_id": " "})
+    assert not isinstance(err.value, UsageError)
+    entry = service.list_threads(None).value[0]
+    read = service.run_op(Op.READ_THREAD, None, {"thread_id": str(entry.thread_id)})
+    assert read.value.thread_id == entry.thread_id and read.resolution.chosen == "mbox"
+
+
+def test_the_tracker_command_opens_the_tracker_from_project_md_alone(tmp_path):
+    from mailtriage.core.projectconfig import load_project
+    from mailtriage.demo.tracker import make_demo_tracker
+    from tests.tui.test_tracker_pane import TRACKER
+
+    folder = tmp_path / "p"
+    mbox_project(folder, extra_config={"tracker": TRACKER})
+    make_demo_tracker(load_project(folder), folder / "repo")
+    service = Service(folder, demo=False, settings=UserSettings(tmp_path / "config.toml", {}))
+    assert service.tracker_kind() == ("local-files", True)
+    listed = service.tracker_call("list", state="all", limit=5)
+    assert listed.items and service.sources is None  # no mail source was built for it
+    with pytest.raises(ValueError, match="close_backend"):
+        service.tracker_call("close_backend")
+    service.close()
 
 
 # -- the calls the UI thread makes never wait on the backend lock (issue 36 review) ----------
