@@ -35,7 +35,7 @@ from mailtriage.tui.footer import KeyFooter
 from mailtriage.tui.pending import PendingWork
 from mailtriage.tui.scroll_keys import OwnScrollKeys
 from mailtriage.tui.sanitize import inert, inert_text
-from mailtriage.tui.textual_private import wrap_cuts
+from mailtriage.tui.textual_private import LaidOutOnce, wrap_cuts
 from mailtriage.tui.wrapped_text import shifted
 
 
@@ -210,7 +210,7 @@ class ProposalBody(OwnScrollKeys, VerticalScroll, can_focus=True):
     BINDINGS = bindings.PROPOSAL_BODY
 
 
-class ProposalDialog(ModalScreen[bool], bindings.KeyContext, PendingWork):
+class ProposalDialog(LaidOutOnce, ModalScreen[bool], bindings.KeyContext, PendingWork):
     CSS_PATH = DIALOG_CSS
     key_context = "ProposalDialog"
     BINDINGS = bindings.PROPOSAL
