@@ -40,7 +40,6 @@ if TYPE_CHECKING:
     from mailtriage.application.dates import HEADINGS as DATE_HEADINGS
     from mailtriage.application.dates import shown_date as shown_date
     from mailtriage.application.errors import UsageError as UsageError
-    from mailtriage.application.list_read import unconfigured_list as unconfigured_list
     from mailtriage.application.crypto import ON_DISK_EDITOR_NOTE as ON_DISK_EDITOR_NOTE
     from mailtriage.application.crypto import editor_folder as editor_folder
     from mailtriage.application.location import project_dir as project_dir
@@ -141,7 +140,6 @@ _export("mailtriage.application.service", "Service")
 # the search page from where it lives: importing it loads no backend (the thread list
 # imports it at start-up); the search itself is the service's
 _export("mailtriage.backends.search", "SearchPage")
-_export("mailtriage.application.list_read", "unconfigured_list")
 _export("mailtriage.application.crypto", "ON_DISK_EDITOR_NOTE", "editor_folder")
 _export("mailtriage.application.overview", "ThreadStatus")
 _export("mailtriage.application.queue", "QueueState", "queue_span")

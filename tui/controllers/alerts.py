@@ -134,14 +134,11 @@ class Alerts(Widget):
     def _say_no_list(self) -> None:
         """Polling is off for want of a list (not by ``poll_seconds = 0``): said once, with
         the CLI's configuration warning, rather than polling the whole folder (issue 30 §7)."""
-        # lazy: only a project without a list needs these, never the first screen (test_startup_imports)
-        from mailtriage.application import unconfigured_list
-
         try:
             polling = bool(area.service(self).poll_interval())
         except ConfigError:
             return  # start reported it already
-        missing = unconfigured_list(area.service(self).sources, None) if polling else None
+        missing = area.service(self).unconfigured_list(None) if polling else None
         if missing is not None:
             self.notify(f"new-report alerts are off: {inert(missing.warning)}", title="Alerts",
                         severity="warning", markup=False)

@@ -372,9 +372,7 @@ class Listing(Component):
 def _no_list(request: int, session) -> ThreadsFailed:
     """The CLI's configuration warning (issue 30 §7): the list read is skipped, never the
     whole folder read as if it were the list (a list chosen in the lists pane is read)."""
-    from mailtriage.application import unconfigured_list  # after the first paint
-
-    missing = unconfigured_list(session.sources, None)
+    missing = session.unconfigured_list(None)
     warning = missing.warning if missing is not None else "no list to read: the list read is skipped"
     return ThreadsFailed(request, "No list to read", LookupError(warning), None)
 
